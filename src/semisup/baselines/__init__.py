@@ -1,0 +1,1 @@
+"""Baselines shared by several methods (harmonic functions, graph-kernel SVMs, ...)."""
