@@ -1,0 +1,14 @@
+"""Benchmark data: loaders for the shared data sets and synthetic generators.
+
+``load_dataset(name)`` parses the original files under the data directory (see
+:func:`data_home`); ``list_datasets()`` says which sets are present without parsing;
+:mod:`semisup.datasets.synthetic` generates the papers' toy data.
+"""
+
+from __future__ import annotations
+
+from ._home import data_home
+from ._load import list_datasets, load_dataset
+from .registry import REGISTRY, names
+
+__all__ = ["REGISTRY", "data_home", "list_datasets", "load_dataset", "names"]

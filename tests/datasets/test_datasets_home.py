@@ -1,0 +1,134 @@
+"""data_home resolution order, list_datasets without data, and the cache's isolation."""
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from semisup.datasets import _home, data_home, list_datasets, load_dataset
+
+
+def test_argument_wins_over_environment(tmp_path, monkeypatch):
+    monkeypatch.setenv("SEMISUP_DATA", str(tmp_path / "env"))
+    assert data_home(tmp_path / "arg") == str((tmp_path / "arg").resolve())
+
+
+def test_environment_wins_over_checkout_default(tmp_path, monkeypatch):
+    monkeypatch.setenv("SEMISUP_DATA", str(tmp_path))
+    assert data_home() == str(tmp_path.resolve())
+
+
+def test_checkout_default_is_shared_datasets_next_to_repo(monkeypatch):
+    monkeypatch.delenv("SEMISUP_DATA", raising=False)
+    repo = Path(_home.__file__).resolve().parents[3]
+    if not (repo / "pyproject.toml").is_file():
+        pytest.skip("semisup is not imported from a source checkout (src layout)")
+    candidates = _home._checkout_candidates()
+    assert candidates == [repo.parent / "shared" / "datasets", repo / "shared" / "datasets"]
+    existing = [c for c in candidates if c.is_dir()]
+    if existing:
+        assert data_home() == str(existing[0].resolve())
+
+
+def test_second_checkout_candidate_is_used(tmp_path, monkeypatch):
+    monkeypatch.delenv("SEMISUP_DATA", raising=False)
+    second = tmp_path / "repo" / "shared" / "datasets"
+    second.mkdir(parents=True)
+    monkeypatch.setattr(_home, "_checkout_candidates",
+                        lambda: [tmp_path / "nope" / "datasets", second])
+    assert data_home() == str(second.resolve())
+
+
+def test_nothing_found_names_every_place(tmp_path, monkeypatch):
+    monkeypatch.delenv("SEMISUP_DATA", raising=False)
+    places = [tmp_path / "a" / "datasets", tmp_path / "b" / "datasets"]
+    monkeypatch.setattr(_home, "_checkout_candidates", lambda: places)
+    with pytest.raises(FileNotFoundError) as err:
+        data_home()
+    for p in places:
+        assert str(p) in str(err.value)
+    assert "SEMISUP_DATA" in str(err.value)
+    assert all(not r["found"] for r in list_datasets())
+
+
+def test_missing_set_says_where_it_looked(tmp_path):
+    with pytest.raises(FileNotFoundError) as err:
+        load_dataset("g50c", data_home=tmp_path)
+    msg = str(err.value)
+    assert os.path.join(str(tmp_path.resolve()), "g50c", "g50c.mat") in msg
+    assert "data_home argument" in msg
+
+
+def test_unknown_name_lists_valid_names():
+    with pytest.raises(ValueError) as err:
+        load_dataset("g50")
+    for name in ("g50c", "coil20b", "mnist3vs8", "pang_lee", "breast-cancer"):
+        assert name in str(err.value)
+
+
+def test_paper_spellings_are_accepted(tmp_path):
+    folder = tmp_path / "heart"
+    folder.mkdir()
+    (folder / "heart_scale").write_text("+1 1:0.5\n-1 1:-0.5\n")
+    assert load_dataset("HEART", data_home=tmp_path).data.shape == (2, 13)
+    with pytest.raises(FileNotFoundError, match="coil20b"):
+        load_dataset("COIL20(B)", data_home=tmp_path)
+    with pytest.raises(ValueError, match="unknown data set 3"):
+        load_dataset(3)
+
+
+def test_list_datasets_on_empty_directory(tmp_path):
+    rows = list_datasets(data_home=tmp_path)
+    assert rows and not any(r["found"] for r in rows)
+    assert all(r["path"].startswith(str(tmp_path.resolve())) for r in rows)
+
+
+def test_returned_arrays_do_not_alias_the_cache(tmp_path):
+    folder = tmp_path / "heart"
+    folder.mkdir()
+    (folder / "heart_scale").write_text("+1 1:0.5 2:-1\n-1 1:-0.25 13:1\n")
+    first = load_dataset("heart", data_home=tmp_path)
+    first.data[:] = 99.0
+    first.target[:] = 7
+    second = load_dataset("heart", data_home=tmp_path)
+    assert second.data[0, 0] == 0.5 and second.data[1, 12] == 1.0
+    assert second.target.tolist() == [1, -1]
+    assert second.data.flags.writeable
+
+
+def test_verify_checks_sha256(tmp_path):
+    folder = tmp_path / "heart"
+    folder.mkdir()
+    (folder / "heart_scale").write_text("+1 1:0.5\n-1 1:-0.5\n")
+    load_dataset("heart", data_home=tmp_path)  # verify is off by default
+    with pytest.raises(ValueError, match="checksum mismatch.*heart_scale"):
+        load_dataset("heart", data_home=tmp_path, verify=True)
+
+
+def test_verify_accepts_the_shared_files():
+    from conftest import require_dataset_dir
+    require_dataset_dir("heart")
+    require_dataset_dir("g50c")
+    assert load_dataset("heart", verify=True).data.shape == (270, 13)
+    assert load_dataset("g50c", verify=True).data.shape == (550, 50)
+
+
+def test_mnist_float_data_is_a_fresh_array_each_call(tmp_path):
+    from test_datasets_formats import write_mnist
+    write_mnist(tmp_path / "mnist", n_train=6, n_test=4)
+    a = load_dataset("mnist", data_home=tmp_path)
+    a.data[:] = -1
+    b = load_dataset("mnist", data_home=tmp_path)
+    assert b.data.min() >= 0 and b.data.dtype == np.float32
+
+
+def test_file_replaced_on_disk_is_parsed_again(tmp_path):
+    folder = tmp_path / "heart"
+    folder.mkdir()
+    path = folder / "heart_scale"
+    path.write_text("+1 1:0.5\n-1 1:-0.5\n")
+    assert load_dataset("heart", data_home=tmp_path).data[0, 0] == 0.5
+    path.write_text("+1 1:0.75\n-1 1:-0.5\n-1 1:0\n")
+    os.utime(path, ns=(1, 1))  # a different mtime even on coarse-clock file systems
+    assert load_dataset("heart", data_home=tmp_path).data[:, 0].tolist() == [0.75, -0.5, 0]
