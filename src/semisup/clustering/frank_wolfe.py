@@ -1,0 +1,376 @@
+"""Conditional gradient (Frank–Wolfe) on normalised equivalence matrices (Algorithm 2; spec §5).
+
+For the squared loss the inner minimisation over the cluster values is explicit, leaving a
+problem over ``M = Z (Z^T Z)^{-1} Z^T``:
+
+* features (paper §3.2, spec §5.1)::
+
+      psi(M) = (1/(2n)) tr( Y^T (I + Xc M Xc^T / (lam n))^{-1} Y )
+
+* samples (appendix 7.3, spec §5.2)::
+
+      psi(M) = (1/(2n)) tr( Y^T (I + (X X^T o M) / (lam n))^{-1} Y )
+
+Frank–Wolfe minimises psi over the convex hull of the equivalence matrices; its linear
+minimisation oracle is k-means on the rows of ``(-grad psi)^{1/2}``, which is exact 1-D
+k-means of ``u = Xc^T z`` for single-output feature clustering, and k-means++ on the rows of
+``diag(beta) X`` for samples. The duality gap ``-<N_t - M_t, grad psi(M_t)>`` certifies
+``psi(M_t) - min_hull psi``. The output partition is the last oracle's ("FW rounding").
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+import scipy.linalg as sla
+
+from .._progress import log
+from .._validation import warn_convergence
+from ..linalg.kmeans1d import kmeans1d
+from .problems import CenteredDesign
+from .projections import project_kmeans
+
+__all__ = ["CGResult", "indicator", "psi_features", "psi_samples", "cluster_values",
+           "ridge_per_group", "cg_feature_clustering", "cg_sample_clustering"]
+
+
+class CGResult(NamedTuple):
+    """FW output: rounded partition ``labels`` and values ``V`` (Q, K) or experts (Q, d, K);
+    the relaxed M as ``atoms`` (list of label vectors) with ``weights``; per-iteration
+    ``psi`` and ``gaps``."""
+
+    labels: np.ndarray
+    V: np.ndarray
+    atoms: list
+    weights: np.ndarray
+    psi: list
+    gaps: list
+    n_iter: int
+    converged: bool
+
+
+def _relabel(labels):
+    """Canonical labels (numbered by first occurrence) so identical partitions compare equal."""
+    _, first, inv = np.unique(labels, return_index=True, return_inverse=True)
+    rank = np.empty_like(first)
+    rank[np.argsort(first)] = np.arange(first.size)
+    return rank[inv.ravel()]
+
+
+def indicator(labels, n_groups=None):
+    """Dense assignment matrix Z (m x Q) of a label vector."""
+    labels = np.asarray(labels)
+    q = int(labels.max()) + 1 if n_groups is None else n_groups
+    Z = np.zeros((labels.size, q))
+    Z[np.arange(labels.size), labels] = 1.0
+    return Z
+
+
+def _as_2d(y):
+    y = np.asarray(y, dtype=np.float64)
+    return y[:, None] if y.ndim == 1 else y
+
+
+def cluster_values(A, Y, labels, lam):
+    """v*(Z) = (Z^T Xc^T Xc Z + lam n Z^T Z)^{-1} Z^T Xc^T Y (spec §5.1), shape (Q, K).
+
+    ``A`` is a :class:`~semisup.clustering.problems.CenteredDesign`.
+    """
+    labels = _relabel(labels)
+    Z = indicator(labels)
+    XZ = A.matmat(Z)
+    lhs = XZ.T @ XZ + lam * A.n * np.diag(Z.sum(axis=0))
+    return labels, np.linalg.solve(lhs, XZ.T @ _as_2d(Y))
+
+
+def psi_features(X, y, labels, lam, center=False):
+    """psi(M) for the feature partition ``labels`` (spec §5.1) via the explicit minimiser."""
+    A = CenteredDesign(X, center)
+    Y = _as_2d(y)
+    labels, V = cluster_values(A, Y, labels, lam)
+    W = V[labels]
+    R = A.matmat(W) - Y
+    return 0.5 * float(np.sum(R * R)) / A.n + 0.5 * lam * float(np.sum(W * W))
+
+
+def ridge_per_group(X, Y, labels, lam, n_groups, previous=None):
+    """Experts v_q = (n lam s_q I + X_q^T X_q)^{-1} X_q^T Y_q (spec §5.2), shape (Q, d, K).
+
+    An empty group keeps ``previous[q]`` (zeros when not given).
+    """
+    n, d = X.shape
+    Y = _as_2d(Y)
+    V = np.zeros((n_groups, d, Y.shape[1])) if previous is None else previous.copy()
+    for q in range(n_groups):
+        idx = labels == q
+        s = int(idx.sum())
+        if s == 0:
+            continue
+        Xq = X[idx]
+        V[q] = np.linalg.solve(Xq.T @ Xq + n * lam * s * np.eye(d), Xq.T @ Y[idx])
+    return V
+
+
+def psi_samples(X, y, labels, lam):
+    """psi(M) for the sample partition ``labels`` (spec §5.2) = sum of per-group ridge costs."""
+    X = np.asarray(X, dtype=np.float64)
+    Y = _as_2d(y)
+    n = X.shape[0]
+    labels = _relabel(labels)
+    Q = int(labels.max()) + 1
+    V = ridge_per_group(X, Y, labels, lam, Q)
+    R = np.einsum("id,idk->ik", X, V[labels]) - Y
+    return 0.5 * float(np.sum(R * R)) / n + 0.5 * lam * float(np.sum(V[labels] ** 2))
+
+
+def _oracle_features(U, n_clusters, random_state):
+    """argmax_N tr(U^T N U): exact 1-D k-means for one output, k-means++ otherwise."""
+    if U.shape[1] == 1:
+        labels = kmeans1d(U[:, 0], n_clusters).labels
+    else:
+        labels = project_kmeans(U, n_clusters, random_state=random_state).labels
+    return _relabel(labels)
+
+
+def _trace_N(U, labels):
+    """tr(U^T N U) = sum_q ||sum_{i in q} U_i||^2 / s_q."""
+    sums = np.zeros((labels.max() + 1, U.shape[1]))
+    np.add.at(sums, labels, U)
+    return float(np.sum(sums ** 2 / np.bincount(labels)[:, None]))
+
+
+class _FeatureMixture:
+    """M = sum_k theta_k N_k kept as atoms; solves (I + Xc M Xc^T/(lam n)) z = Y.
+
+    Small n: the n x n matrix H = Xc M Xc^T is updated in O(n^2 Q) per step and factorised
+    (O(n^3/3)). Large n: Woodbury in the r = sum_k Q_k columns of
+    A = [sqrt(theta_k) Xc Z_k (Z_k^T Z_k)^{-1/2}], with the Gram of the blocks cached.
+    """
+
+    def __init__(self, A, ln, dense):
+        self.A, self.ln, self.dense = A, ln, dense
+        self.atoms, self.weights, self.blocks = [], [], []
+        self.gram = np.zeros((0, 0))
+        self.H = np.zeros((A.n, A.n)) if dense else None
+
+    def block(self, labels):
+        Z = indicator(labels)
+        return self.A.matmat(Z) / np.sqrt(Z.sum(axis=0))
+
+    def add(self, labels):
+        key = labels.tobytes()
+        for k, a in enumerate(self.atoms):
+            if a.tobytes() == key:
+                return k
+        B = self.block(labels)
+        if not self.dense:
+            old = np.hstack(self.blocks) if self.blocks else np.zeros((self.A.n, 0))
+            cross = old.T @ B
+            self.gram = np.block([[self.gram, cross], [cross.T, B.T @ B]])
+            self.blocks.append(B)
+        self.atoms.append(labels)
+        self.weights.append(0.0)
+        return len(self.atoms) - 1
+
+    def solve(self, Y, weights=None, H=None):
+        """z = (I + Xc M Xc^T/(lam n))^{-1} Y and u^T M u = z^T Xc M Xc^T z."""
+        ln = self.ln
+        if self.dense:
+            H = self.H if H is None else H
+            z = ln * sla.cho_solve(sla.cho_factor(ln * np.eye(self.A.n) + H), Y)
+            return z, float(np.sum(z * (H @ z)))
+        weights = self.weights if weights is None else weights
+        if not self.blocks:
+            return Y.copy(), 0.0
+        scale = np.concatenate([np.full(b.shape[1], np.sqrt(w))
+                                for b, w in zip(self.blocks, weights)])
+        Amat = np.hstack(self.blocks) * scale
+        G = scale[:, None] * self.gram * scale[None, :]
+        c = sla.solve(ln * np.eye(G.shape[0]) + G, Amat.T @ Y, assume_a="pos")
+        z = Y - Amat @ c
+        return z, float(np.sum((Amat.T @ z) ** 2))
+
+    def step(self, k, gamma, Y, commit=True):
+        """Solve at M + gamma (N_k - M); commit the move if asked."""
+        weights = [(1 - gamma) * w for w in self.weights]
+        weights[k] += gamma
+        H = None
+        if self.dense:
+            B = self.block(self.atoms[k])
+            H = (1 - gamma) * self.H + gamma * (B @ B.T)
+        out = self.solve(Y, weights, H)
+        if commit:
+            self.weights = weights
+            if self.dense:
+                self.H = H
+        return out
+
+
+def cg_feature_clustering(X, Y, n_clusters, lam, *, labels0=None, max_iter=1000, tol=1e-8,
+                          center=True, line_search=False, random_state=None,
+                          verbose=False) -> CGResult:
+    """Frank–Wolfe on equivalence matrices for feature clustering (Algorithm 2, spec §5.1).
+
+    Parameters
+    ----------
+    X : ndarray or sparse matrix of shape (n, d)
+    Y : ndarray of shape (n,) or (n, K)
+        Targets, centred by the caller when ``center`` (squared loss).
+    n_clusters : int
+    lam : float
+        Ridge weight lambda > 0.
+    labels0 : ndarray of shape (d,), optional
+        Initial partition M_0 (the LSK partition in the paper's experiments); None starts
+        from M_0 = 0, which gives the same M_1 = N_0 as any start up to the first gradient.
+    max_iter : int
+        T; iterations t = 0..T-1.
+    tol : float
+        Stop when the duality gap falls below ``tol``.
+    center : bool
+        Centre the columns of X implicitly.
+    line_search : bool
+        False: the classical step 2/(t+2) (paper). True: backtracking on that step (halve
+        until psi decreases), which makes psi monotone; stops when no step decreases psi.
+    random_state : seed of the k-means++ oracle (multi-output Y only).
+    verbose : bool
+
+    Returns
+    -------
+    CGResult
+        ``V`` of shape (Q, K): the optimal values for the rounded partition.
+
+    Notes
+    -----
+    Per iteration O(n^2 Q + n^3/3) (n <= 1500, n x n form) or O(n r^2 + r^3) (Woodbury,
+    r = number of columns of the atoms) plus O(nnz(X) K) and the oracle O(Q d log d).
+    """
+    if lam <= 0:
+        raise ValueError(f"lam must be positive for the Frank-Wolfe relaxation, got {lam}.")
+    A = CenteredDesign(X, center)
+    Y = _as_2d(Y)
+    n = A.n
+    mix = _FeatureMixture(A, lam * n, dense=n <= 1500)
+    if labels0 is not None:
+        k0 = mix.add(_relabel(np.asarray(labels0)))
+        mix.step(k0, 1.0, Y)
+    z, uMu = mix.solve(Y)
+    psis, gaps = [], []
+    converged = False
+    labels = None
+    t = 0
+    for t in range(max_iter):
+        U = A.rmatmat(z)
+        psis.append(0.5 * float(np.sum(Y * z)) / n)
+        labels = _oracle_features(U, n_clusters, random_state)
+        gap = (_trace_N(U, labels) - uMu) / (2 * lam * n * n)
+        gaps.append(gap)
+        if verbose and t % 50 == 0:
+            log(f"[cg] iter {t} psi {psis[-1]:.8g} gap {gap:.3g}")
+        if gap < tol:
+            converged = True
+            break
+        k = mix.add(labels)
+        gamma = 2.0 / (t + 2)
+        if line_search:
+            while gamma > 1e-12:
+                z_new, uMu_new = mix.step(k, gamma, Y, commit=False)
+                if 0.5 * float(np.sum(Y * z_new)) / n < psis[-1]:
+                    break
+                gamma *= 0.5
+            if gamma <= 1e-12:  # no decreasing FW step: stationary for this oracle
+                converged = True
+                break
+        z, uMu = mix.step(k, gamma, Y)
+    if not converged:
+        warn_convergence(f"Frank-Wolfe stopped after max_iter={max_iter} iterations with duality "
+                         f"gap {gaps[-1]:.3g} > tol={tol}; its O(1/t) rate is slow: increase "
+                         "max_iter, raise tol, or refine with projected gradient (solver='cgpg').")
+    labels, V = cluster_values(A, Y, labels, lam)
+    return CGResult(labels, V, mix.atoms, np.array(mix.weights), psis, gaps, t + 1, converged)
+
+
+def cg_sample_clustering(X, Y, n_clusters, lam, *, labels0=None, max_iter=200, tol=1e-8,
+                         line_search=False, random_state=None, n_init=3,
+                         verbose=False) -> CGResult:
+    """Frank–Wolfe on equivalence matrices for sample clustering (spec §5.2, appendix 7.3).
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d)
+        Dense design (append a ones column for per-expert intercepts).
+    Y : ndarray of shape (n,) or (n, K)
+    n_clusters : int
+    lam : float
+        lambda > 0.
+    labels0 : ndarray of shape (n,), optional
+        Initial partition; None starts from M_0 = 0.
+    max_iter, tol, line_search : as in :func:`cg_feature_clustering`.
+    random_state, n_init : seeding and restarts of the k-means++ oracle (approximate, so
+        the gap is an estimate and may even be negative).
+
+    Returns
+    -------
+    CGResult
+        ``V`` of shape (Q, d, K): the ridge experts of the rounded partition.
+
+    Notes
+    -----
+    Per iteration O(n^3 / 3) (Cholesky of the n x n system) + k-means of n points in R^{dK}.
+    """
+    if lam <= 0:
+        raise ValueError(f"lam must be positive for the Frank-Wolfe relaxation, got {lam}.")
+    X = np.asarray(X, dtype=np.float64)
+    Y = _as_2d(Y)
+    n = X.shape[0]
+    ln = lam * n
+    K = X @ X.T
+
+    def k_times_equiv(labels):
+        same = labels[:, None] == labels[None, :]
+        return np.where(same, K / np.bincount(labels)[labels][None, :], 0.0)
+
+    def solve(H):
+        return sla.cho_solve(sla.cho_factor(np.eye(n) + H / ln), Y)
+
+    H = np.zeros((n, n)) if labels0 is None else k_times_equiv(_relabel(np.asarray(labels0)))
+    beta = solve(H)
+    psis, gaps, atoms, weights = [], [], [], []
+    converged = False
+    labels = None
+    t = 0
+    for t in range(max_iter):
+        psis.append(0.5 * float(np.sum(Y * beta)) / n)
+        B = np.einsum("id,ik->idk", X, beta).reshape(n, -1)
+        labels = _relabel(project_kmeans(B, n_clusters, random_state=random_state,
+                                         n_init=n_init).labels)
+        gap = (_trace_N(B, labels) - float(np.sum(beta * (H @ beta)))) / (2 * lam * n * n)
+        gaps.append(gap)
+        if verbose and t % 20 == 0:
+            log(f"[cg-samples] iter {t} psi {psis[-1]:.8g} gap {gap:.3g}")
+        if gap < tol:
+            converged = True
+            break
+        KN = k_times_equiv(labels)
+        gamma = 2.0 / (t + 2)
+        while True:
+            H_new = (1 - gamma) * H + gamma * KN
+            beta_new = solve(H_new)
+            if not line_search or 0.5 * float(np.sum(Y * beta_new)) / n < psis[-1]:
+                break
+            gamma *= 0.5
+            if gamma <= 1e-12:
+                break
+        if line_search and gamma <= 1e-12:  # no decreasing step for this oracle
+            converged = True
+            break
+        H, beta = H_new, beta_new
+        weights = [(1 - gamma) * w for w in weights] + [gamma]
+        atoms.append(labels)
+    if not converged:
+        warn_convergence(f"Frank-Wolfe (samples) stopped after max_iter={max_iter} iterations with "
+                         f"gap {gaps[-1]:.3g} > tol={tol}; increase max_iter or refine with "
+                         "alternating minimisation.")
+    Q = int(labels.max()) + 1
+    V = ridge_per_group(X, Y, labels, lam, Q)
+    return CGResult(labels, V, atoms, np.array(weights), psis, gaps, t + 1, converged)

@@ -1,0 +1,193 @@
+"""Projections onto clustered sets: the non-convex step of every algorithm (spec §3).
+
+* :func:`project_clustered` — vectors with at most Q distinct values = exact 1-D k-means.
+* :func:`project_sparse_clustered` — k-sparse vectors whose non-zeros take at most Q values
+  (the new dynamic program of §5.1), exact.
+* :func:`project_kmeans` — matrices whose rows take at most Q distinct values: k-means++ and
+  Lloyd (scikit-learn), approximate.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+from sklearn.cluster import kmeans_plusplus
+from sklearn.utils import check_random_state
+
+from ..linalg.kmeans1d import backtrack, kmeans1d, kmeans1d_table
+
+__all__ = ["Projection", "project_clustered", "project_sparse_clustered", "project_kmeans"]
+
+
+class Projection(NamedTuple):
+    """``point`` = the projection; ``labels`` index ``centers`` (-1 = the zero group)."""
+
+    point: np.ndarray
+    labels: np.ndarray
+    centers: np.ndarray
+
+
+def _check_vector(x):
+    x = np.asarray(x, dtype=np.float64)
+    if x.ndim != 1 or x.size == 0:
+        raise ValueError(f"expected a non-empty 1-D vector, got shape {x.shape}.")
+    if not np.isfinite(x).all():
+        raise ValueError("the vector to project contains NaN or infinite values.")
+    return x
+
+
+def project_clustered(x, n_clusters, weights=None) -> Projection:
+    """Euclidean projection of ``x`` onto ``{w = Z v : Z in {0,1}^{d x Q}, Z 1 = 1}``.
+
+    Exact 1-D k-means by dynamic programming, O(Q d log d) (spec §3.1).
+    """
+    x = _check_vector(x)
+    res = kmeans1d(x, n_clusters, weights)
+    return Projection(res.centers[res.labels], res.labels, res.centers)
+
+
+def _side_table(a, n_clusters):
+    """f[j, q] = max sum_g s_g mu_g^2 over partitions of a[:j] into <= q contiguous groups."""
+    if a.size == 0:
+        f = np.full((1, n_clusters + 1), 0.0)
+        return f, np.zeros((n_clusters + 1, 1), dtype=np.int64)
+    D, arg = kmeans1d_table(a - a.mean(), n_clusters)
+    ss = np.concatenate(([0.0], np.cumsum(a * a)))
+    # sum s mu^2 = sum a^2 - SSE (every group takes its mean)
+    return (ss[None, :] - D).T, arg
+
+
+def project_sparse_clustered(x, n_nonzero, n_clusters) -> Projection:
+    """Euclidean projection onto k-sparse vectors whose non-zeros take at most Q values.
+
+    Solves ``min ||x - w||^2`` over ``{w : ||w||_0 <= k, |{w_i : w_i != 0}| <= Q}``
+    (Roulet et al. 2016, §5.1; spec §3.2). With groups taking their means,
+    ``||x - w||^2 = ||x||^2 - sum_q s_q mu_q^2``; an optimal support is made of the j smallest
+    and the l largest values (j + l <= k), each side split into contiguous groups of the
+    sorted order. Each side's best value for every (j, q) is ``prefix sum of squares - SSE``,
+    read from the 1-D k-means DP table; the sign constraint of the paper can be dropped
+    because every candidate it admits is itself feasible. The two sides are then combined by
+    a grid search with a running maximum.
+
+    Parameters
+    ----------
+    x : array-like of shape (d,)
+    n_nonzero : int
+        Sparsity k, 0 <= k (values above d mean no sparsity constraint beyond d).
+    n_clusters : int
+        Q >= 1.
+
+    Returns
+    -------
+    Projection
+        ``labels`` = -1 on zeros, else the index into ``centers`` (ascending).
+
+    Notes
+    -----
+    O(d log d + Q k log k) time, O(Q k) memory, instead of the paper's O(k^2 Q).
+    """
+    x = _check_vector(x)
+    if int(n_clusters) != n_clusters or n_clusters < 1:
+        raise ValueError(f"n_clusters must be a positive integer, got {n_clusters!r}.")
+    if int(n_nonzero) != n_nonzero or n_nonzero < 0:
+        raise ValueError(f"n_nonzero must be a non-negative integer, got {n_nonzero!r}.")
+    d = x.size
+    k = min(int(n_nonzero), d)
+    Q = int(n_clusters)
+    if k == 0:
+        return Projection(np.zeros(d), np.full(d, -1, dtype=np.int64), np.zeros(0))
+    order = np.argsort(x, kind="stable")
+    neg_idx, pos_idx = order[:k], order[::-1][:k]
+    fneg, argneg = _side_table(x[neg_idx], Q)          # (k+1, Q+1)
+    fpos, argpos = _side_table(x[pos_idx], Q)
+    # running maximum over l <= m of the positive side, for every number of groups
+    best_l = np.zeros_like(fpos, dtype=np.int64)
+    gpos = fpos.copy()
+    for m in range(1, k + 1):
+        better = fpos[m] > gpos[m - 1]
+        gpos[m] = np.where(better, fpos[m], gpos[m - 1])
+        best_l[m] = np.where(better, m, best_l[m - 1])
+    # total[j, q] = fneg[j, q] + gpos[k - j, Q - q]
+    total = fneg + gpos[::-1, ::-1]
+    j, q = np.unravel_index(np.argmax(total), total.shape)
+    l, qp = int(best_l[k - j, Q - q]), Q - q
+    w = np.zeros(d)
+    groups = []
+    for idx, arg, n_take, n_groups in ((neg_idx, argneg, j, q), (pos_idx, argpos, l, qp)):
+        if n_take == 0:
+            continue
+        seg = backtrack(arg, n_groups, n_take)
+        members = idx[:n_take]
+        means = np.bincount(seg, x[members]) / np.bincount(seg)
+        w[members] = means[seg]
+        # a group whose mean is exactly 0 is part of the zero set, not a cluster
+        groups.extend((mean, members[seg == g]) for g, mean in enumerate(means) if mean != 0)
+    groups.sort(key=lambda g: g[0])
+    labels = np.full(d, -1, dtype=np.int64)
+    for g, (_, members) in enumerate(groups):
+        labels[members] = g
+    centers = np.array([g[0] for g in groups])
+    return Projection(w, labels, centers)
+
+
+def _lloyd(W, centers, max_iter=100):
+    """Lloyd iterations from given centres; empty clusters keep their centre."""
+    sq = np.einsum("ij,ij->i", W, W)
+    labels = None
+    for _ in range(max_iter):
+        dist = sq[:, None] - 2.0 * W @ centers.T + np.einsum("ij,ij->i", centers, centers)
+        new = np.argmin(dist, axis=1)
+        if labels is not None and np.array_equal(new, labels):
+            break
+        labels = new
+        counts = np.bincount(labels, minlength=centers.shape[0])
+        sums = np.zeros_like(centers)
+        np.add.at(sums, labels, W)
+        filled = counts > 0
+        centers = centers.copy()
+        centers[filled] = sums[filled] / counts[filled, None]
+    inertia = float(np.sum((W - centers[labels]) ** 2))
+    return labels, centers, inertia
+
+
+def project_kmeans(W, n_clusters, *, random_state=None, n_init=10, init=None) -> Projection:
+    """Approximate projection of the rows of ``W`` onto matrices with <= Q distinct rows.
+
+    k-means++ seeding (scikit-learn's ``kmeans_plusplus``) followed by Lloyd iterations,
+    ``n_init`` restarts; when ``init`` (previous centres, shape (Q, p)) is given, a
+    warm-started run competes with the restarts and the lowest inertia wins.
+    O(n_init * t * Q * m * p).
+
+    Parameters
+    ----------
+    W : ndarray of shape (m, p)
+    n_clusters : int
+        Q; reduced to the number of distinct rows when there are fewer (then exact).
+    random_state : int, RandomState or None
+    n_init : int
+        Number of k-means++ restarts (0 is allowed when ``init`` is given).
+    init : ndarray of shape (Q, p), optional
+    """
+    W = np.asarray(W, dtype=np.float64)
+    if W.ndim != 2:
+        raise ValueError(f"W must be 2-D, got shape {W.shape}.")
+    if not np.isfinite(W).all():
+        raise ValueError("W contains NaN or infinite values.")
+    n_distinct = np.unique(W, axis=0).shape[0]
+    q = min(int(n_clusters), n_distinct)
+    if q == n_distinct:  # every distinct row is its own centre: exact
+        centers, labels = np.unique(W, axis=0, return_inverse=True)
+        return Projection(W.copy(), labels.ravel().astype(np.int64), centers)
+    rng = check_random_state(random_state)
+    best = None
+    starts = [np.asarray(init, dtype=np.float64)] if init is not None and \
+        np.shape(init) == (q, W.shape[1]) else []
+    for _ in range(n_init if starts else max(n_init, 1)):
+        starts.append(kmeans_plusplus(W, q, random_state=rng)[0])
+    for c0 in starts:
+        run = _lloyd(W, c0)
+        if best is None or run[2] < best[2]:
+            best = run
+    labels, centers, _ = best
+    return Projection(centers[labels], labels.astype(np.int64), centers)

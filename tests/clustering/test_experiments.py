@@ -1,0 +1,53 @@
+"""The experiment module's pieces on small inputs (the full protocols are benchmarks)."""
+
+import numpy as np
+import pytest
+
+from semisup.datasets.clustering_synthetic import (make_clustered_features,
+                                                   make_clustered_samples, noise_dimensions)
+from semisup.experiments import clustering as exp
+
+
+def test_generators_follow_the_spec():
+    b = make_clustered_features(50, 100, 5, 0.5, random_state=0)
+    assert b.data.shape == (50, 100) and np.unique(b.coef).size == 5
+    assert [noise_dimensions(p) for p in exp.P_GRID] == [0, 3, 10, 30, 90, 190]
+    s = make_clustered_samples(40, 3, 10, 0.75, random_state=0)
+    assert s.data.shape == (40, 40) and np.all(s.coef[:, 10:] == 0)
+    np.testing.assert_allclose(np.einsum("ij,ij->i", s.data, s.coef[s.labels]), s.target,
+                               atol=5)  # noise sd 1
+
+
+@pytest.mark.slow
+def test_feature_table_runs_and_pg_beats_ls():
+    errs = exp.feature_clustering_table([(150, 0.1)], 1, quick=True)
+    assert set(errs) == {"Oracle", "LS", "LSK", "PG", "CG", "CGPG", "OSCAR"}
+    assert errs["PG"][0][0] < errs["LS"][0][0]
+
+
+def test_movie_features_on_toy_corpus():
+    texts = ["a good good movie", "a bad movie", "good plot bad acting", "great acting"] * 3
+    X, words = exp.movie_review_features(texts, n_words=4, min_df=1)
+    assert X.shape == (12, 4) and len(words) == 4
+    np.testing.assert_array_less(np.asarray(X.sum(axis=1)).ravel(), 1.0 + 1e-12)
+
+
+def test_demo_rows_keys():
+    rows = exp.demo_rows()
+    assert rows and all(set(r) == {"method", "data", "metric", "score", "seconds"} for r in rows)
+
+
+@pytest.mark.slow
+def test_pg_fit_on_movie_reviews_under_10s():
+    import time
+    from semisup.clustering import ClusteredRegressor
+    from semisup.datasets import load_dataset
+    from conftest import require_dataset_dir
+    require_dataset_dir("pang_lee_scale_v1")
+    b = load_dataset("pang_lee")
+    X, _ = exp.movie_review_features(b.texts)
+    y = np.asarray(b.target, dtype=float)
+    t = time.perf_counter()
+    m = ClusteredRegressor(15, alpha=1e-3 * exp._spectral_scale(X)).fit(X, y)
+    assert time.perf_counter() - t < 10
+    assert np.unique(m.coef_).size <= 15
