@@ -1,0 +1,159 @@
+"""LaplacianAssignment: fit/transform/predict, out-of-sample oracle, SSL equivalence."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.base import clone
+from sklearn.datasets import make_moons
+from sklearn.utils.estimator_checks import (check_no_attributes_set_in_init,
+                                            check_parameters_default_constructible)
+
+from semisup.graph import knn_graph, laplacian
+from semisup.lass import LaplacianAssignment, kkt_residual, lass_transform
+
+
+@pytest.fixture
+def moons():
+    X, y = make_moons(200, noise=0.06, random_state=0)
+    G = np.zeros((200, 2))
+    G[np.nonzero(y == 0)[0][0], 0] = 1
+    G[np.nonzero(y == 1)[0][0], 1] = 1
+    return X, y, G
+
+
+def test_two_moons_one_tag_per_moon(moons):
+    X, y, G = moons
+    m = LaplacianAssignment(lam=0.1, n_neighbors=10, tol=1e-7, max_iter=5000).fit(X, G)
+    assert m.converged_ and m.assignments_.shape == (200, 2)
+    assert (m.assignments_.argmax(1) == y).mean() > 0.95
+    np.testing.assert_allclose(m.assignments_.sum(1), 1, atol=1e-12)
+    L = laplacian(m.affinity_matrix_)
+    mu, Xi = m.multipliers_
+    assert kkt_residual(m.assignments_, L, G, 0.1, mu, Xi)["max"] < 1e-5
+    assert m.objective_ == pytest.approx(m.objective_history_[-1], rel=1e-4)
+    assert len(m.residual_history_["change"]) == m.n_iter_
+    assert (m.predict(X) == y).mean() > 0.95
+
+
+def test_precomputed_affinity_and_sparse_G_give_the_same_fit(moons):
+    X, _, G = moons
+    W = knn_graph(X, 10)
+    a = LaplacianAssignment(lam=0.1, affinity="precomputed").fit(W, sp.csr_matrix(G))
+    b = LaplacianAssignment(lam=0.1).fit(X, G)
+    np.testing.assert_allclose(a.assignments_, b.assignments_, atol=1e-12)
+    Wq = knn_graph(X, 10)[:5]  # affinities of 5 "new" items to the training set
+    np.testing.assert_allclose(a.transform(Wq), lass_transform(a.assignments_, Wq, None, 0.1))
+
+
+def test_transform_matches_brute_force_augmented_problem(moons, cvx_lass):
+    cp = pytest.importorskip("cvxpy")
+    X, _, G = moons
+    m = LaplacianAssignment(lam=0.3, weights="heat", tol=1e-8, max_iter=5000).fit(X, G)
+    rng = np.random.default_rng(3)
+    Xq = X[:4] + 0.05 * rng.normal(size=(4, 2))
+    Gq = rng.uniform(-1, 1, size=(4, 2))
+    Wq = m._query_affinity(Xq).toarray()
+    Z = m.assignments_
+    out = m.transform(Xq, Gq)
+    for i in range(4):
+        # augmented LASS objective with the trained rows fixed: new edges counted once
+        z = cp.Variable(2)
+        F = 0.3 * sum(Wq[i, n] * cp.sum_squares(z - Z[n]) for n in np.nonzero(Wq[i])[0]) \
+            - Gq[i] @ z
+        cp.Problem(cp.Minimize(F), [cp.sum(z) == 1, z >= 0]).solve(solver="CLARABEL")
+        np.testing.assert_allclose(out[i], z.value, atol=1e-7)
+
+
+def test_transform_limits_and_overrides(moons):
+    X, _, G = moons
+    m = LaplacianAssignment(lam=0.1).fit(X, G)
+    Xq = X[:3]
+    Gq = np.array([[0, 1.0], [1.0, 0], [0, 0]])
+    zbar = m.transform(Xq)                                  # g = 0: neighbour average
+    np.testing.assert_allclose(m.transform(Xq, Gq, lam=np.inf), zbar)
+    np.testing.assert_allclose(m.transform(Xq, Gq, lam=0.0)[:2], [[0, 1], [1, 0]])
+    np.testing.assert_allclose(m.transform(Xq, Gq, lam=0.0)[2], [0.5, 0.5])
+    per_query = m.transform(Xq, Gq, lam=np.array([0.0, np.inf, 0.1]))
+    np.testing.assert_allclose(per_query[1], zbar[1])
+    np.testing.assert_array_equal(m.predict(Xq, Gq, lam=0.0)[:2], [1, 0])
+
+
+def test_lass_with_clamped_one_hot_labels_reproduces_harmonic_ssl():
+    harmonic = pytest.importorskip("semisup.baselines.harmonic")
+    X, y = make_moons(150, noise=0.08, random_state=1)
+    rng = np.random.default_rng(0)
+    labeled = np.zeros(150, bool)
+    labeled[rng.choice(150, 12, replace=False)] = True
+    y_ssl = np.where(labeled, y, -1)
+    ssl = harmonic.HarmonicFunction(n_neighbors=8).fit(X, y_ssl)
+    Zh = ssl.label_distributions_
+    W = ssl.affinity_matrix_
+    L = laplacian(W)
+    lam = 1.0
+    LZ = L @ Zh
+    idx = np.nonzero(labeled)[0]
+    # the finite clamping threshold c0 of spec §7
+    c0 = max(2 * lam * (LZ[n, y[n]] - LZ[n]).max() for n in idx)
+    G = np.zeros((150, 2))
+    G[idx, y[idx]] = 1.01 * c0 + 1e-9
+    m = LaplacianAssignment(lam=lam, affinity="precomputed", tol=1e-12,
+                            max_iter=100000).fit(W, G)
+    np.testing.assert_allclose(m.assignments_, Zh, atol=1e-8)
+
+
+def test_warm_start_reuses_the_admm_state(moons):
+    X, _, G = moons
+    m = LaplacianAssignment(lam=0.1, rho=0.5, warm_start=True, tol=1e-7,
+                            max_iter=5000).fit(X, G)
+    first = m.n_iter_
+    m.fit(X, G)
+    assert m.n_iter_ < 5 < first
+
+
+def test_sklearn_conventions():
+    est = LaplacianAssignment()
+    check_parameters_default_constructible("LaplacianAssignment", est)
+    check_no_attributes_set_in_init("LaplacianAssignment", est)
+    assert clone(est).get_params() == est.get_params()
+
+
+@pytest.mark.parametrize("params, X_bad, G_bad, exc, match", [
+    (dict(affinity="precomputed"), np.array([[0, 1.0], [0.5, 0]]), None, ValueError,
+     "symmetric"),
+    (dict(affinity="precomputed"), np.array([[0, -1.0], [-1.0, 0]]), None, ValueError,
+     "negative"),
+    (dict(), "nan", None, ValueError, "NaN"),
+    (dict(), None, "wrong-shape", ValueError, "shape"),
+    (dict(lam=-1), None, None, ValueError, "lam"),
+    (dict(rho=0), None, None, ValueError, "rho"),
+    (dict(affinity="rbf"), None, None, ValueError, "affinity"),
+])
+def test_bad_input_is_refused(moons, params, X_bad, G_bad, exc, match):
+    X, _, G = moons
+    if isinstance(X_bad, str):
+        X = X.copy()
+        X[3, 1] = np.nan
+    elif X_bad is not None:
+        X, G = X_bad, np.ones((2, 2))
+    if G_bad == "wrong-shape":
+        G = G[:-1]
+    with pytest.raises(exc, match=match):
+        LaplacianAssignment(**params).fit(X, G)
+
+
+def test_transform_refuses_wrong_shapes(moons):
+    X, _, G = moons
+    m = LaplacianAssignment(lam=0.1).fit(X, G)
+    with pytest.raises(ValueError, match="features"):
+        m.transform(np.zeros((2, 3)))
+    with pytest.raises(ValueError, match="G_new"):
+        m.transform(X[:2], np.zeros((2, 3)))
+    with pytest.raises(ValueError, match="lam"):
+        m.transform(X[:2], lam=-1.0)
+
+
+def test_memory_refusal(moons, monkeypatch):
+    X, _, G = moons
+    monkeypatch.setenv("SEMISUP_MAX_MEMORY", "1000")
+    with pytest.raises(MemoryError, match="needs about"):
+        LaplacianAssignment().fit(X, G)
