@@ -1,0 +1,87 @@
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from semisup.linalg.psd import (eigh_sym, min_eigenvalue, project_psd, psd_split,
+                                symmetrize, top_eigpair)
+
+
+def _sym(rng, n):
+    M = rng.standard_normal((n, n))
+    return (M + M.T) / 2
+
+
+def test_project_psd_satisfies_moreau_optimality(rng):
+    # P = P_PSD(M) iff P psd, N = M - P nsd and <P, N> = 0 (Moreau decomposition).
+    M = _sym(rng, 30)
+    P, N, w, V = psd_split(M)
+    assert np.linalg.eigvalsh(P).min() > -1e-10
+    assert np.linalg.eigvalsh(N).max() < 1e-10
+    assert abs(np.sum(P * N)) < 1e-9
+    np.testing.assert_allclose(P + N, M, atol=1e-12)
+    np.testing.assert_allclose(project_psd(M), P)
+
+
+def test_project_psd_matches_cvxpy(rng):
+    cp = pytest.importorskip("cvxpy")
+    M = _sym(rng, 8)
+    X = cp.Variable((8, 8), PSD=True)
+    cp.Problem(cp.Minimize(cp.sum_squares(X - M))).solve(solver="CLARABEL")
+    np.testing.assert_allclose(project_psd(M), X.value, atol=1e-6)
+
+
+def test_psd_split_forms_the_smaller_side_correctly(rng):
+    # mostly positive and mostly negative spectra take different code paths
+    for shift in (-3.0, 3.0):
+        M = _sym(rng, 20) + shift * np.eye(20)
+        P, N, _, _ = psd_split(M)
+        w, V = np.linalg.eigh(M)
+        np.testing.assert_allclose(P, (V * np.maximum(w, 0)) @ V.T, atol=1e-10)
+
+
+def test_asymmetric_input_is_symmetrized(rng):
+    M = rng.standard_normal((6, 6))
+    np.testing.assert_allclose(project_psd(M), project_psd(symmetrize(M)))
+    w, _ = eigh_sym(M)
+    np.testing.assert_allclose(w, np.linalg.eigvalsh((M + M.T) / 2))
+
+
+def test_float32_is_kept(rng):
+    M = _sym(rng, 10).astype(np.float32)
+    assert project_psd(M).dtype == np.float32
+
+
+@pytest.mark.parametrize("method", ["dense", "lanczos", "auto"])
+def test_top_eigpair(rng, method):
+    M = _sym(rng, 50)
+    lam, v = top_eigpair(M, method=method)
+    w = np.linalg.eigvalsh(M)
+    assert lam == pytest.approx(w[-1], abs=1e-8)
+    np.testing.assert_allclose(M @ v, lam * v, atol=1e-6)
+    assert np.linalg.norm(v) == pytest.approx(1.0)
+
+
+def test_top_eigpair_rejects_unknown_method(rng):
+    with pytest.raises(ValueError, match="method"):
+        top_eigpair(np.eye(3), method="power")
+
+
+def test_min_eigenvalue_dense_and_sparse(rng):
+    U = np.triu(rng.random((500, 500)) < 0.02, 1)
+    A = (U | U.T).astype(float)
+    ref = np.linalg.eigvalsh(A)[0]
+    assert min_eigenvalue(A[:60, :60]) == pytest.approx(np.linalg.eigvalsh(A[:60, :60])[0])
+    assert min_eigenvalue(sp.csr_matrix(A)) == pytest.approx(ref, abs=1e-7)
+
+
+def test_non_square_is_rejected():
+    with pytest.raises(ValueError, match="square"):
+        project_psd(np.zeros((3, 4)))
+
+
+def test_top_eigpair_lanczos_on_float32(rng):
+    # ARPACK cannot reach tol=1e-10 in float32; the function must still answer
+    B = rng.standard_normal((450, 450)).astype(np.float32)
+    M = (B + B.T) / 2
+    lam, v = top_eigpair(M, method="lanczos")
+    assert lam == pytest.approx(np.linalg.eigvalsh(M.astype(np.float64))[-1], rel=1e-5)
