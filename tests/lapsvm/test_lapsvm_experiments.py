@@ -35,3 +35,35 @@ def test_cli_parsers_register():
     assert a.datasets == ["g50c"] and a.quick
     b = p.parse_args(["bench", "lapsvm", "--parts", "scaling", "--sizes", "1000"])
     assert b.sizes == [1000]
+
+
+def test_cli_coil_scaling_and_blas_threads_options():
+    from semisup.cli import build_parser
+    p = build_parser()
+    a = p.parse_args(["reproduce", "lapsvm", "--datasets", "coil20b"])
+    assert a.coil_scaling == "unit-norm" and a.blas_threads is None
+    b = p.parse_args(["bench", "lapsvm", "--coil-scaling", "pixels", "--blas-threads", "1"])
+    assert b.coil_scaling == "pixels" and b.blas_threads == 1
+
+
+def test_load_rejects_unknown_coil_scaling():
+    import pytest
+    with pytest.raises(ValueError, match="coil_scaling"):
+        exp.load("coil20b", coil_scaling="zscore")
+
+
+def test_coil_scaling_unit_norm_fits_the_papers_sigma():
+    """Unit-length images put sigma = 0.6 near 2x the mean 10th-NN distance; pixels do not."""
+    from conftest import require_dataset_dir
+    from sklearn.neighbors import NearestNeighbors
+    require_dataset_dir("coil20")
+    ratios = {}
+    for scaling in exp.COIL_SCALINGS:
+        X, y, splits = exp.load("coil20b", n_splits=1, coil_scaling=scaling)
+        assert len(splits) == 1 and np.unique(y).size == 2
+        if scaling == "unit-norm":
+            np.testing.assert_allclose(np.linalg.norm(X, axis=1), 1.0, rtol=1e-12)
+        d, _ = NearestNeighbors(n_neighbors=11).fit(X).kneighbors(X)
+        ratios[scaling] = exp.CONFIGS["coil20b"]["sigma"] / d[:, 10].mean()
+    assert 1.0 < ratios["unit-norm"] < 3.0      # USPST: 1.9, G50C: 2.1 on Sindhwani's files
+    assert ratios["pixels"] < 0.2
