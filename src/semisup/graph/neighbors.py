@@ -49,6 +49,96 @@ def _approx_neighbors(X, k, metric, n_jobs, random_state):
     return out_d, out_i
 
 
+def _check_points(X):
+    if sp.issparse(X):
+        X = sp.csr_matrix(X, dtype=np.float64)
+    else:
+        X = np.asarray(X)
+        if X.dtype.kind not in "fiub":
+            raise ValueError(f"X must be numeric, got dtype {X.dtype}.")
+        X = np.asarray(X, dtype=np.float64 if X.dtype != np.float32 else np.float32)
+        if X.ndim != 2:
+            raise ValueError(f"X must be 2-D, got shape {X.shape}.")
+    check_finite(X, "X")
+    return X
+
+
+def knn_search(X, n_neighbors: int = 10, *, metric: str = "euclidean", method: str = "auto",
+               n_jobs: int | None = None, random_state=None) -> tuple[np.ndarray, np.ndarray]:
+    """Directed k-nearest-neighbour lists of every point, excluding the point itself.
+
+    Parameters are those of :func:`knn_graph`.
+
+    Returns
+    -------
+    dist : ndarray of shape (n_samples, n_neighbors), float64
+        Distances to the neighbours, ascending (approximate for ``method="approx"``).
+    ind : ndarray of shape (n_samples, n_neighbors), int
+        Indices of the neighbours.
+    """
+    if metric not in _METRICS:
+        raise ValueError(f"metric must be one of {_METRICS}, got {metric!r}.")
+    if method not in ("exact", "approx", "auto"):
+        raise ValueError(f"method must be 'exact', 'approx' or 'auto', got {method!r}.")
+    X = _check_points(X)
+    n = X.shape[0]
+    k = int(n_neighbors)
+    if k < 1:
+        raise ValueError(f"n_neighbors must be >= 1, got {n_neighbors}.")
+    if k >= n:
+        raise ValueError(f"n_neighbors={k} must be smaller than the number of points ({n}).")
+    if method == "auto":
+        method = ("approx" if n > AUTO_APPROX_THRESHOLD and not sp.issparse(X)
+                  and available("pynndescent") else "exact")
+    if method == "approx":
+        dist, ind = _approx_neighbors(X, k, metric, n_jobs, random_state)
+    else:
+        dist, ind = _exact_neighbors(X, k, metric, n_jobs)
+    return np.maximum(dist.astype(np.float64), 0.0), ind
+
+
+def heat_sigma(dist) -> float:
+    """Default heat-kernel width: the mean of the non-zero directed kNN distances.
+
+    This is lapsvmp's ``t = 0`` convention (Melacci & Belkin 2011); 1.0 if every distance
+    is zero.
+    """
+    dist = np.asarray(dist)
+    nz = dist[dist > 0]
+    return float(nz.mean()) if nz.size else 1.0
+
+
+def edge_weights(dist, weights: str = "binary", sigma: float | None = None) -> np.ndarray:
+    """Edge weights from neighbour distances (``binary``, ``heat`` or ``distance``).
+
+    ``heat`` is ``exp(-d^2 / (2 sigma^2))``; ``sigma=None`` uses :func:`heat_sigma`.
+    """
+    if weights not in _WEIGHTS:
+        raise ValueError(f"weights must be one of {_WEIGHTS}, got {weights!r}.")
+    dist = np.asarray(dist, dtype=np.float64)
+    if weights == "binary":
+        return np.ones_like(dist)
+    if weights == "distance":
+        return dist.copy()
+    if sigma is None:
+        sigma = heat_sigma(dist)
+    return np.exp(-dist ** 2 / (2.0 * sigma ** 2))
+
+
+def graph_from_neighbors(dist, ind, *, weights: str = "binary", sigma: float | None = None,
+                         symmetrize: str = "max") -> sp.csr_matrix:
+    """Symmetric sparse graph from directed neighbour lists (see :func:`knn_graph`)."""
+    dist = np.asarray(dist, dtype=np.float64)
+    ind = np.asarray(ind)
+    if dist.shape != ind.shape or dist.ndim != 2:
+        raise ValueError(f"dist and ind must be 2-D of the same shape, got {dist.shape} "
+                         f"and {ind.shape}.")
+    n, k = ind.shape
+    vals = edge_weights(dist, weights, sigma)
+    A = sp.csr_matrix((vals.ravel(), ind.ravel(), np.arange(0, n * k + 1, k)), shape=(n, n))
+    return symmetrize_graph(A, symmetrize)
+
+
 def knn_graph(X, n_neighbors: int = 10, *, weights: str = "binary", sigma: float | None = None,
               metric: str = "euclidean", symmetrize: str = "max", method: str = "auto",
               n_jobs: int | None = None, random_state=None) -> sp.csr_matrix:
@@ -88,46 +178,11 @@ def knn_graph(X, n_neighbors: int = 10, *, weights: str = "binary", sigma: float
     """
     if weights not in _WEIGHTS:
         raise ValueError(f"weights must be one of {_WEIGHTS}, got {weights!r}.")
-    if metric not in _METRICS:
-        raise ValueError(f"metric must be one of {_METRICS}, got {metric!r}.")
-    if method not in ("exact", "approx", "auto"):
-        raise ValueError(f"method must be 'exact', 'approx' or 'auto', got {method!r}.")
-    if sp.issparse(X):
-        X = sp.csr_matrix(X, dtype=np.float64)
-    else:
-        X = np.asarray(X)
-        if X.dtype.kind not in "fiub":
-            raise ValueError(f"X must be numeric, got dtype {X.dtype}.")
-        X = np.asarray(X, dtype=np.float64 if X.dtype != np.float32 else np.float32)
-        if X.ndim != 2:
-            raise ValueError(f"X must be 2-D, got shape {X.shape}.")
-    check_finite(X, "X")
-    n = X.shape[0]
-    k = int(n_neighbors)
-    if k < 1:
-        raise ValueError(f"n_neighbors must be >= 1, got {n_neighbors}.")
-    if k >= n:
-        raise ValueError(f"n_neighbors={k} must be smaller than the number of points ({n}).")
-    if sigma is not None and sigma <= 0:
+    if symmetrize not in ("max", "mean", "mutual"):
+        raise ValueError("symmetrize must be one of ('max', 'mean', 'mutual'), "
+                         f"got {symmetrize!r}.")
+    if sigma is not None and not sigma > 0:
         raise ValueError(f"sigma must be positive, got {sigma}.")
-
-    if method == "auto":
-        method = ("approx" if n > AUTO_APPROX_THRESHOLD and not sp.issparse(X)
-                  and available("pynndescent") else "exact")
-    if method == "approx":
-        dist, ind = _approx_neighbors(X, k, metric, n_jobs, random_state)
-    else:
-        dist, ind = _exact_neighbors(X, k, metric, n_jobs)
-    dist = np.maximum(dist.astype(np.float64), 0.0)
-
-    if weights == "binary":
-        vals = np.ones_like(dist)
-    elif weights == "distance":
-        vals = dist
-    else:
-        if sigma is None:
-            nz = dist[dist > 0]
-            sigma = float(nz.mean()) if nz.size else 1.0
-        vals = np.exp(-dist ** 2 / (2.0 * sigma ** 2))
-    A = sp.csr_matrix((vals.ravel(), ind.ravel(), np.arange(0, n * k + 1, k)), shape=(n, n))
-    return symmetrize_graph(A, symmetrize)
+    dist, ind = knn_search(X, n_neighbors, metric=metric, method=method, n_jobs=n_jobs,
+                           random_state=random_state)
+    return graph_from_neighbors(dist, ind, weights=weights, sigma=sigma, symmetrize=symmetrize)

@@ -1,0 +1,196 @@
+"""kNN graphs against scikit-learn's kneighbors_graph, hand-made symmetrization and TV-LAPSVM."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.neighbors import kneighbors_graph
+
+from semisup.graph import (edge_weights, graph_from_neighbors, heat_sigma, knn_graph,
+                           knn_search, laplacian, symmetrize_graph)
+
+# TV-LAPSVM-2 (shared/methods/lapsvm.md)
+TV2_X = np.array([[0, 0], [1, 0], [0, 1.5], [3, 0], [3, 1.2], [5, 5]], dtype=float)
+TV2_HEAT = {(0, 1): 0.8913296681, (0, 2): 0.771944923, (1, 2): 0.688057412,
+            (1, 3): 0.6311803201, (1, 4): 0.5348212948, (3, 4): 0.8473351873,
+            (3, 5): 0.035572346, (4, 5): 0.1198691433}
+TV2_NORM_L = {(0, 1): -0.4171137105, (0, 2): -0.495367561, (1, 2): -0.3436734494,
+              (1, 3): -0.3095822064, (1, 4): -0.263371089, (3, 4): -0.5618767129,
+              (3, 5): -0.0733252404, (4, 5): -0.2480762887}
+
+
+def _upper_dict(W):
+    W = sp.triu(W, k=1).tocoo()
+    return {(int(i), int(j)): float(v) for i, j, v in zip(W.row, W.col, W.data)}
+
+
+@pytest.fixture
+def points(rng):
+    return rng.normal(size=(120, 5))
+
+
+@pytest.mark.parametrize("mode,weights", [("connectivity", "binary"),
+                                          ("distance", "distance")])
+def test_knn_graph_matches_sklearn_kneighbors_graph(points, mode, weights):
+    A = kneighbors_graph(points, 6, mode=mode, include_self=False)
+    expected = A.maximum(A.T).toarray()
+    W = knn_graph(points, 6, weights=weights, method="exact")
+    np.testing.assert_allclose(W.toarray(), expected, rtol=1e-12, atol=1e-12)
+
+
+def test_symmetrization_rules_by_hand():
+    # Points on a line: 0 -- 1 ---- 2 (distances 1 and 3); 1-NN lists 0->1, 1->0, 2->1.
+    X = np.array([[0.0], [1.0], [4.0]])
+    dist, ind = knn_search(X, 1, method="exact")
+    assert ind.ravel().tolist() == [1, 0, 1]
+    np.testing.assert_allclose(dist.ravel(), [1, 1, 3])
+    w_max = knn_graph(X, 1, weights="distance", symmetrize="max", method="exact").toarray()
+    w_mean = knn_graph(X, 1, weights="distance", symmetrize="mean", method="exact").toarray()
+    w_mut = knn_graph(X, 1, weights="distance", symmetrize="mutual", method="exact").toarray()
+    np.testing.assert_allclose(w_max, [[0, 1, 0], [1, 0, 3], [0, 3, 0]])
+    np.testing.assert_allclose(w_mean, [[0, 1, 0], [1, 0, 1.5], [0, 1.5, 0]])
+    np.testing.assert_allclose(w_mut, [[0, 1, 0], [1, 0, 0], [0, 0, 0]])
+
+
+def test_symmetrize_graph_asymmetric_weights():
+    A = sp.csr_matrix(np.array([[0, 2.0, 0], [1.0, 0, 0], [0, 4.0, 5.0]]))
+    np.testing.assert_allclose(symmetrize_graph(A, "max").toarray(),
+                               [[0, 2, 0], [2, 0, 4], [0, 4, 0]])
+    np.testing.assert_allclose(symmetrize_graph(A, "mean").toarray(),
+                               [[0, 1.5, 0], [1.5, 0, 2], [0, 2, 0]])
+    np.testing.assert_allclose(symmetrize_graph(A, "mutual").toarray(),
+                               [[0, 1, 0], [1, 0, 0], [0, 0, 0]])
+    with pytest.raises(ValueError, match="symmetrize"):
+        symmetrize_graph(A, "or")
+
+
+def test_tv_lapsvm_2_heat_graph_and_normalized_laplacian():
+    dist, ind = knn_search(TV2_X, 2, method="exact")
+    assert [set(r) for r in ind.tolist()] == [{1, 2}, {0, 2}, {0, 1}, {4, 1}, {3, 1}, {4, 3}]
+    assert heat_sigma(dist) == pytest.approx(2.084773245937783, rel=1e-14)
+    W = knn_graph(TV2_X, 2, weights="heat", method="exact")
+    got = _upper_dict(W)
+    assert got.keys() == TV2_HEAT.keys()
+    for e, v in TV2_HEAT.items():
+        assert got[e] == pytest.approx(v, abs=1e-9)
+    Wb = knn_graph(TV2_X, 2, weights="binary", method="exact")
+    assert _upper_dict(Wb).keys() == TV2_HEAT.keys()
+    np.testing.assert_allclose(laplacian(Wb).toarray()[0], [2, -1, -1, 0, 0, 0])
+    L = laplacian(W, "normalized")
+    np.testing.assert_allclose(L.diagonal(), 1.0)
+    gotL = _upper_dict(L)
+    for e, v in TV2_NORM_L.items():
+        assert gotL[e] == pytest.approx(v, abs=1e-9)
+    L2 = laplacian(W, "normalized", power=2)
+    assert L2.diagonal().sum() == pytest.approx(8.170627314479667, rel=1e-12)
+    np.testing.assert_allclose(L2.toarray()[0], [1.419372868, -0.6639827425, -0.8473842143,
+                                                 0.1291309828, 0.1098556922, 0], atol=1e-9)
+
+
+def test_tv_lapsvm_3_graph_checksums():
+    rng = np.random.default_rng(2024)
+    X = np.vstack([rng.normal(size=(20, 2)) + [-1.5, 0], rng.normal(size=(20, 2)) + [1.5, 0]])
+    assert X.sum() == pytest.approx(4.665795081796887, rel=1e-13)
+    dist, _ = knn_search(X, 5, method="exact")
+    assert heat_sigma(dist) == pytest.approx(0.7312145809101306, rel=1e-12)
+    W = knn_graph(X, 5, weights="heat", method="exact")
+    assert W.sum() == pytest.approx(137.08773171925165, rel=1e-12)
+    L = laplacian(W, "normalized", power=2)
+    assert L.diagonal().sum() == pytest.approx(47.39408518829075, rel=1e-12)
+
+
+def test_heat_weights_with_given_sigma(points):
+    sigma = 1.7
+    W = knn_graph(points, 5, weights="heat", sigma=sigma, method="exact")
+    D = knn_graph(points, 5, weights="distance", method="exact")
+    assert (W != 0).sum() == (D != 0).sum()
+    np.testing.assert_allclose(W.data, np.exp(-D.data ** 2 / (2 * sigma ** 2)), rtol=1e-12)
+
+
+def test_graph_from_neighbors_equals_knn_graph(points):
+    dist, ind = knn_search(points, 4, method="exact")
+    for weights in ("binary", "heat", "distance"):
+        a = graph_from_neighbors(dist, ind, weights=weights)
+        b = knn_graph(points, 4, weights=weights, method="exact")
+        assert abs(a - b).max() == 0
+    np.testing.assert_allclose(edge_weights(dist, "heat", 2.0),
+                               np.exp(-dist ** 2 / 8.0))
+
+
+def test_cosine_metric_matches_sklearn(points):
+    A = kneighbors_graph(points, 5, mode="connectivity", metric="cosine", include_self=False)
+    W = knn_graph(points, 5, metric="cosine", method="exact")
+    np.testing.assert_array_equal(W.toarray(), A.maximum(A.T).toarray())
+    # Scaling a point does not change its cosine neighbours.
+    scaled = points * np.arange(1, points.shape[0] + 1)[:, None]
+    W2 = knn_graph(scaled, 5, metric="cosine", method="exact")
+    assert abs(W2 - W).max() == 0
+
+
+def test_output_is_symmetric_nonnegative_zero_diagonal_csr(points):
+    for weights in ("binary", "heat", "distance"):
+        W = knn_graph(points, 7, weights=weights, method="exact")
+        assert sp.isspmatrix_csr(W) and W.dtype == np.float64
+        assert abs(W - W.T).max() == 0
+        assert W.data.min() > 0
+        assert not W.diagonal().any()
+
+
+def test_sparse_and_float32_input(points):
+    W = knn_graph(points, 5, method="exact")
+    assert abs(knn_graph(sp.csr_matrix(points), 5, method="exact") - W).max() == 0
+    W32 = knn_graph(points.astype(np.float32), 5, method="exact")
+    assert W32.dtype == np.float64
+    assert abs(W32 - W).max() == 0
+
+
+def test_duplicates_never_link_a_point_to_itself():
+    X = np.array([[0.0, 0], [0, 0], [0, 0], [5, 5], [5, 6]])
+    W = knn_graph(X, 2, method="exact")
+    assert not W.diagonal().any()
+    assert W[0, 1] == 1 and W[0, 2] == 1
+
+
+@pytest.mark.slow  # pynndescent's numba compilation alone takes about a minute
+def test_approximate_graph_recall(rng):
+    pytest.importorskip("pynndescent")
+    centers = rng.normal(size=(10, 20)) * 3
+    X = (centers[rng.integers(0, 10, 2000)] + rng.normal(size=(2000, 20))).astype(np.float32)
+    _, exact = knn_search(X, 10, method="exact")
+    _, approx = knn_search(X, 10, method="approx", random_state=0)
+    assert approx.shape == (2000, 10)
+    assert not (approx == np.arange(2000)[:, None]).any()
+    hits = sum(len(set(a) & set(e)) for a, e in zip(approx.tolist(), exact.tolist()))
+    assert hits / exact.size >= 0.9
+
+
+def test_auto_uses_exact_for_small_inputs(points):
+    assert abs(knn_graph(points, 5, method="auto") - knn_graph(points, 5, method="exact")
+               ).max() == 0
+
+
+@pytest.mark.parametrize("kwargs,match", [
+    (dict(n_neighbors=120), "smaller than the number of points"),
+    (dict(n_neighbors=0), "n_neighbors"),
+    (dict(weights="gauss"), "weights"),
+    (dict(metric="manhattan"), "metric"),
+    (dict(method="fast"), "method"),
+    (dict(symmetrize="or"), "symmetrize"),
+    (dict(weights="heat", sigma=0.0), "sigma"),
+    (dict(weights="heat", sigma=np.nan), "sigma"),
+])
+def test_bad_parameters_raise(points, kwargs, match):
+    kw = dict(n_neighbors=5)
+    kw.update(kwargs)
+    with pytest.raises(ValueError, match=match):
+        knn_graph(points, **kw)
+
+
+def test_bad_data_raise(points):
+    bad = points.copy()
+    bad[3, 2] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        knn_graph(bad, 5)
+    with pytest.raises(ValueError, match="2-D"):
+        knn_graph(points[0], 5)
+    with pytest.raises(ValueError, match="numeric"):
+        knn_graph(np.array([["a", "b"], ["c", "d"], ["e", "f"]]), 1)

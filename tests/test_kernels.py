@@ -1,0 +1,94 @@
+"""Kernels against scikit-learn's pairwise kernels; blockwise, float32, sparse, memory refusal."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.metrics import pairwise
+
+from semisup.kernels import kernel_matrix, linear_kernel, polynomial_kernel, rbf_kernel
+
+
+@pytest.fixture
+def data(rng):
+    return rng.normal(size=(60, 7)), rng.normal(size=(25, 7))
+
+
+def test_rbf_matches_sklearn_with_width_convention(data):
+    X, Y = data
+    sigma = 1.3
+    expected = pairwise.rbf_kernel(X, Y, gamma=1.0 / (2 * sigma ** 2))
+    np.testing.assert_allclose(rbf_kernel(X, Y, sigma=sigma), expected, rtol=1e-12)
+    K = rbf_kernel(X, sigma=sigma)
+    np.testing.assert_allclose(K, pairwise.rbf_kernel(X, gamma=1.0 / (2 * sigma ** 2)),
+                               rtol=1e-12)
+    np.testing.assert_array_equal(np.diag(K), 1.0)
+
+
+def test_polynomial_and_linear_match_sklearn(data):
+    X, Y = data
+    np.testing.assert_allclose(polynomial_kernel(X, Y, degree=3, gamma=0.5, coef0=1.0),
+                               pairwise.polynomial_kernel(X, Y, degree=3, gamma=0.5, coef0=1.0),
+                               rtol=1e-12)
+    # LapSVM's MNIST 3-vs-8 kernel: homogeneous degree 9 on unit vectors.
+    Xn = X / np.linalg.norm(X, axis=1, keepdims=True)
+    np.testing.assert_allclose(polynomial_kernel(Xn, degree=9), (Xn @ Xn.T) ** 9, atol=1e-14)
+    np.testing.assert_allclose(linear_kernel(X, Y), X @ Y.T, rtol=1e-12)
+
+
+@pytest.mark.parametrize("kernel", ["rbf", "polynomial", "linear"])
+def test_blockwise_equals_one_shot_and_sparse_equals_dense(data, kernel):
+    X, Y = data
+    full = kernel_matrix(X, Y, kernel, sigma=2.0, degree=2)
+    tiny_blocks = kernel_matrix(X, Y, kernel, sigma=2.0, degree=2, block_bytes=1)
+    # BLAS may round a 1-row product differently from a full block: agree to round-off.
+    np.testing.assert_allclose(full, tiny_blocks, rtol=1e-14, atol=1e-15)
+    Xs = sp.csr_matrix(np.where(np.abs(X) > 0.5, X, 0))
+    Ys = sp.csr_matrix(np.where(np.abs(Y) > 0.5, Y, 0))
+    np.testing.assert_allclose(kernel_matrix(Xs, Ys, kernel, sigma=2.0, degree=2),
+                               kernel_matrix(Xs.toarray(), Ys.toarray(), kernel, sigma=2.0,
+                                             degree=2), rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(kernel_matrix(Xs, Y, kernel, sigma=2.0, degree=2),
+                               kernel_matrix(Xs.toarray(), Y, kernel, sigma=2.0, degree=2),
+                               rtol=1e-12, atol=1e-14)
+
+
+def test_float32_output(data):
+    X, Y = data
+    K32 = rbf_kernel(X, Y, sigma=1.0, dtype=np.float32)
+    assert K32.dtype == np.float32
+    np.testing.assert_allclose(K32, rbf_kernel(X, Y, sigma=1.0), rtol=1e-6)
+
+
+def test_symmetric_result_is_exactly_symmetric(data):
+    X, _ = data
+    K = rbf_kernel(X, sigma=0.7, block_bytes=500)
+    np.testing.assert_allclose(K, K.T, rtol=1e-15)
+
+
+def test_memory_refusal_gives_estimate(monkeypatch, data):
+    X, _ = data
+    monkeypatch.setenv("SEMISUP_MAX_MEMORY", str(60 * 60 * 8 - 1))
+    with pytest.raises(MemoryError, match=r"60x60 float64 kernel matrix needs about .*float32"):
+        rbf_kernel(X)
+    K = rbf_kernel(X, dtype=np.float32)  # half the memory fits
+    assert K.shape == (60, 60)
+
+
+def test_bad_inputs(data):
+    X, Y = data
+    with pytest.raises(ValueError, match="kernel"):
+        kernel_matrix(X, kernel="sigmoid")
+    with pytest.raises(ValueError, match="sigma"):
+        rbf_kernel(X, sigma=0)
+    with pytest.raises(ValueError, match="sigma"):
+        rbf_kernel(X, sigma=np.nan)
+    with pytest.raises(ValueError, match="features"):
+        rbf_kernel(X, Y[:, :3])
+    with pytest.raises(ValueError, match="dtype"):
+        rbf_kernel(X, dtype=np.int32)
+    bad = X.copy()
+    bad[0, 0] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        linear_kernel(bad)
+    with pytest.raises(ValueError, match="2-D"):
+        linear_kernel(X[0])
