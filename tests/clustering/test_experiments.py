@@ -23,6 +23,17 @@ def test_feature_table_runs_and_pg_beats_ls():
     errs = exp.feature_clustering_table([(150, 0.1)], 1, quick=True)
     assert set(errs) == {"Oracle", "LS", "LSK", "PG", "CG", "CGPG", "OSCAR"}
     assert errs["PG"][0][0] < errs["LS"][0][0]
+    # with the best-atom rounding CG no longer falls behind LS (last-oracle rounding did)
+    assert errs["CG"][0][0] < errs["LS"][0][0]
+    assert errs["CGPG"][0][0] < errs["LS"][0][0]
+
+
+@pytest.mark.slow
+def test_table1_scale_matches_the_paper_at_p0():
+    # sigma_y = 0.1 and x100: the Oracle's best-of-Q error is near the paper's 0.52
+    t1 = exp.sample_clustering_table([0.0], 1, quick=True)
+    assert 0.2 < 100 * t1["Oracle"][0][0] < 0.8
+    assert 100 * t1["AM"][0][0] < 2.0
 
 
 def test_movie_features_on_toy_corpus():

@@ -169,6 +169,62 @@ def test_sample_psi_equals_group_ridge_costs():
     assert r.psi[0] == pytest.approx(0.180498379211, abs=1e-11)
 
 
+def test_fw_best_rounding_is_the_best_visited_atom():
+    # rounding="best" = argmin psi over M_0 and every oracle (brute force over the atoms)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        r = cg_feature_clustering(X, Y, 2, LAM, labels0=[0, 1, 0, 1, 0], max_iter=50, tol=0,
+                                  center=False)
+        last = cg_feature_clustering(X, Y, 2, LAM, labels0=[0, 1, 0, 1, 0], max_iter=50,
+                                     tol=0, center=False, rounding="last")
+    psis = [psi_features(X, Y, a, LAM) for a in r.atoms]
+    assert psi_features(X, Y, r.labels, LAM) == pytest.approx(min(psis), abs=1e-14)
+    assert psi_features(X, Y, r.labels, LAM) <= psi_features(X, Y, last.labels, LAM)
+    assert psi_features(X, Y, r.labels, LAM) == pytest.approx(0.222054714354, abs=1e-11)
+
+
+def test_fw_rounding_recovers_planted_partition_where_last_oracle_fails():
+    # Table 2 setting in small (n = 60, d = 30, sigma = 0.5): the relaxed optimum is close
+    # to the true M*, but the last oracle (k-means of u, dominated by residual noise) is not
+    from semisup.clustering.baselines import oracle_features
+    from semisup.datasets.clustering_synthetic import make_clustered_features
+    b = make_clustered_features(60, 30, 5, 0.5, random_state=1)
+    lam = 1e-4
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        best = cg_feature_clustering(b.data, b.target, 5, lam, max_iter=100, center=False)
+        last = cg_feature_clustering(b.data, b.target, 5, lam, max_iter=100, center=False,
+                                     rounding="last")
+    err = {k: np.linalg.norm(r.V[r.labels][:, 0] - b.coef) for k, r in
+           [("best", best), ("last", last)]}
+    oracle = np.linalg.norm(oracle_features(b.data, b.target, b.labels) - b.coef)
+    psi_true = psi_features(b.data, b.target, b.labels, lam, center=False)
+    assert psi_features(b.data, b.target, best.labels, lam) == pytest.approx(psi_true, rel=1e-10)
+    assert err["best"] < 1.5 * oracle
+    assert err["last"] > 10 * oracle
+
+
+def test_fw_samples_best_rounding():
+    rng = np.random.default_rng(5)
+    Xs = rng.standard_normal((20, 2))
+    ys = np.where(np.arange(20) < 10, Xs @ [1.0, -1.0], Xs @ [-2.0, 0.5])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        r = cg_sample_clustering(Xs, ys, 2, 1e-3, max_iter=15, tol=0, random_state=0)
+        last = cg_sample_clustering(Xs, ys, 2, 1e-3, max_iter=15, tol=0, random_state=0,
+                                    rounding="last")
+    best = min(psi_samples(Xs, ys, a, 1e-3) for a in [*r.atoms, last.labels])
+    assert psi_samples(Xs, ys, r.labels, 1e-3) == pytest.approx(best, abs=1e-14)
+    assert psi_samples(Xs, ys, r.labels, 1e-3) <= psi_samples(Xs, ys, last.labels, 1e-3)
+
+
+def test_fw_bad_rounding():
+    with pytest.raises(ValueError, match="rounding"):
+        cg_feature_clustering(X, Y, 2, LAM, rounding="mean")
+    with pytest.raises(ValueError, match="rounding"):
+        cg_sample_clustering(X, Y, 2, LAM, rounding="mean")
+
+
 def test_fw_bad_lambda():
     with pytest.raises(ValueError, match="positive"):
         cg_feature_clustering(X, Y, 2, 0.0)

@@ -268,7 +268,9 @@ class ClusteredRegressor(RegressorMixin, _ClusteredBase):
         k: at most k non-zero weights (features only, k >= Q); exact projection of §5.1.
     solver : {"pg", "cg", "cgpg", "am"}, default="pg"
         "pg" projected gradient with backtracking (Algorithm 3) started from LSK;
-        "cg" Frank–Wolfe on equivalence matrices (Algorithm 2) with FW rounding;
+        "cg" Frank–Wolfe on equivalence matrices (Algorithm 2), rounded to the visited
+        partition with the smallest relaxed objective (the paper's last-oracle rounding is
+        ``cg_feature_clustering(..., rounding="last")``);
         "cgpg" CG then PG; "am" alternating minimisation from random starts (samples only).
     alpha : float, default=1e-3
         lambda, weight of the ridge term (alpha/2)||w||^2 (> 0 for "cg"/"cgpg").

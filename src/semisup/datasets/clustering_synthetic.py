@@ -6,8 +6,9 @@
 
 Where the paper is silent the spec's defaults apply (spec §7, §13): ``x ~ N(0, I)``,
 values ``v_q ~ U[-15, 15]`` with features assigned uniformly at random (Tables 2–3);
-experts ``v_q ~ N(0, I_10)``, samples assigned uniformly at random, ``sigma_y = 1``
-(Table 1).
+experts ``v_q ~ N(0, I_10)``, samples assigned uniformly at random (Table 1; the paper's
+label noise is ``sigma_y = 0.1`` with its table printed x100 — pass ``noise=0.1`` — see
+``semisup.experiments.clustering``).
 """
 
 from __future__ import annotations
