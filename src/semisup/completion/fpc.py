@@ -1,0 +1,440 @@
+"""Fixed point continuation (FPC) for transduction by matrix completion.
+
+Goldberg, Zhu, Recht, Xu & Nowak (NIPS 2010). With ``Z`` stacking label rows over
+feature rows (spec ``matrix_completion.md`` §4, rows ``0..t-1`` labels, ``t..t+d-1``
+features, MC-1 adds a last all-ones row):
+
+MC-b (paper eq. 3)::
+
+    min_{Z, b}  mu ||Z||_* + lam/|Omega_Y| sum_{Omega_Y} log(1 + exp(-y_ij (Z_ij + b_i)))
+                           + 1/|Omega_X| sum_{Omega_X} 0.5 (Z_{t+k,j} - x_kj)^2
+
+MC-1 (paper eq. 4): the same without ``b``, over a ``(t+d+1) x n`` matrix ``Z`` whose last
+row is constrained to ``1^T``.
+
+Both are solved by proximal gradient steps (gradient step, then singular value shrinkage,
+then for MC-1 resetting the last row to ones: paper Algorithms 1 and 2) along a decreasing
+sequence of ``mu`` values, each stage warm-started from the previous one. The whole path
+is returned (or streamed to a callback) so that cross-validation needs one run per ``lam``.
+With no labels (``Y=None``) the same code is plain FPC on ``X`` alone (the FPC+SVM
+baseline), step ``|Omega_X|``.
+
+The MC-1 iteration is not a proximal-gradient method for the constrained problem; its fixed
+point lies slightly above the constrained optimum (spec §6.7). It is implemented exactly
+as the paper describes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy.special import expit
+
+from .._validation import warn_convergence
+import scipy.sparse as sp
+
+from ..linalg.lowrank import (RANDOMIZED_MIN_DIM, ShrinkResult, shrink,
+                              shrink_lowrank_plus_sparse, svd_thin)
+
+__all__ = ["FPCPath", "continuation_grid", "fpc_path", "objective", "smooth_part",
+           "initial_point", "step_sizes"]
+
+
+@dataclass
+class FPCPath:
+    """Result of :func:`fpc_path`.
+
+    Attributes
+    ----------
+    mus : ndarray
+        The ``mu`` of every stage that was run, decreasing.
+    grid_index : ndarray of int
+        Position of each stage's ``mu`` in the grid passed as ``mus`` (or the generated one).
+    n_iter, objective, rank, converged : ndarray
+        Per stage: iterations, final objective ``F`` at that stage's ``mu``, rank of ``Z``,
+        whether the relative-change test was met before ``max_inner``.
+    Z, b : ndarray
+        Final iterate (``b`` is ``None`` for MC-1 and feature-only FPC).
+    models : list of (Z, b) or None
+        Iterate at the end of every stage when ``store_path=True``.
+    sigma1 : float
+        Largest singular value of the observed-entries matrix (sets ``mu_1``).
+    tau_Z, tau_b : float
+        Step sizes used.
+    history : ndarray
+        Objective after every iteration, all stages concatenated.
+    svd_methods : dict
+        How many shrinkage calls used each SVD method.
+    """
+
+    mus: np.ndarray
+    grid_index: np.ndarray
+    n_iter: np.ndarray
+    objective: np.ndarray
+    rank: np.ndarray
+    converged: np.ndarray
+    Z: np.ndarray
+    b: np.ndarray | None
+    models: list | None
+    sigma1: float
+    tau_Z: float
+    tau_b: float
+    history: np.ndarray
+    svd_methods: dict = field(default_factory=dict)
+
+
+def continuation_grid(sigma1: float, mu_final: float = 1e-5, eta: float = 0.25
+                      ) -> np.ndarray:
+    """``mu_1 = eta sigma1``, ``mu_{k+1} = max(eta mu_k, mu_final)`` until ``mu_final``.
+
+    If ``eta sigma1 <= mu_final`` the grid is the single value ``mu_final``.
+    """
+    if not 0 < eta < 1:
+        raise ValueError(f"eta must lie in (0, 1), got {eta}.")
+    if mu_final <= 0:
+        raise ValueError(f"mu_final must be positive, got {mu_final}.")
+    mus = []
+    mu = eta * sigma1
+    while mu > mu_final:
+        mus.append(mu)
+        mu *= eta
+    mus.append(mu_final)
+    return np.asarray(mus)
+
+
+def step_sizes(n_obs_y: int, n_obs_x: int, lam: float, n: int, c: float = 3.8):
+    """Spec §6.2: ``tau_Z = min(c |Omega_Y| / lam, |Omega_X|)``, ``tau_b = c |Omega_Y| / (lam n)``.
+
+    Without labels (``n_obs_y == 0``) ``tau_Z = |Omega_X|`` (plain FPC on ``X``).
+    """
+    if n_obs_y == 0:
+        return float(n_obs_x), 0.0
+    return min(c * n_obs_y / lam, float(n_obs_x)), c * n_obs_y / (lam * n)
+
+
+class _Problem:
+    """Data of one completion problem in the stacked orientation, plus loss evaluation."""
+
+    def __init__(self, X, MX, Y, MY, lam, variant):
+        self.MX = np.asarray(MX, dtype=bool)
+        self.Xo = np.where(self.MX, X, 0.0)
+        self.d, self.n = self.Xo.shape
+        if Y is None:
+            self.t = 0
+            self.MY = np.zeros((0, self.n), dtype=bool)
+            self.Yo = np.zeros((0, self.n))
+        else:
+            self.MY = np.asarray(MY, dtype=bool)
+            self.Yo = np.where(self.MY, Y, 0.0)   # zero where unobserved kills those terms
+            self.t = self.Yo.shape[0]
+        self.variant = variant if self.t else "x"
+        self.lam = float(lam)
+        self.nY = int(self.MY.sum())
+        self.nX = int(self.MX.sum())
+        self.MXf = self.MX.astype(float)
+        self.MYf = self.MY.astype(float)
+        self.cy = self.lam / self.nY if self.nY else 0.0
+        self.m = self.t + self.d + (1 if self.variant == "mc1" else 0)
+
+    def observed_matrix(self):
+        M = np.vstack([self.Yo, self.Xo])
+        if self.variant == "mc1":
+            M = np.vstack([M, np.ones((1, self.n))])
+        return M
+
+    def smooth(self, Z, b):
+        """Value and gradient of the two loss terms (spec §5); few full-size temporaries."""
+        t, d = self.t, self.d
+        G = np.empty_like(Z)
+        f = 0.0
+        gb = None
+        if t:
+            ZL = Z[:t] if b is None else Z[:t] + b[:, None]
+            margin = self.Yo * ZL
+            f += self.cy * float(np.vdot(self.MYf, np.logaddexp(0.0, -margin)))
+            np.multiply(expit(-margin), self.Yo, out=G[:t])
+            G[:t] *= -self.cy
+            if b is not None:
+                gb = G[:t].sum(axis=1)
+        R = G[t:t + d]
+        np.subtract(Z[t:t + d], self.Xo, out=R)
+        R *= self.MXf
+        f += 0.5 * float(np.vdot(R, R)) / self.nX
+        R *= 1.0 / self.nX
+        if G.shape[0] > t + d:
+            G[t + d:] = 0.0
+        return f, G, gb
+
+
+def smooth_part(Z, b, X, MX, Y, MY, lam):
+    """Loss terms of MC-b / MC-1 and their gradient (spec §5); returns ``(f, G, g_b)``.
+
+    ``Z`` is the stacked matrix; pass ``b=None`` for MC-1 (the gradient of its last row
+    is zero).
+    """
+    variant = "mcb" if b is not None else "mc1"
+    Z = np.asarray(Z, dtype=float)
+    prob = _Problem(X, MX, Y, MY, lam, variant)
+    return prob.smooth(Z, None if b is None else np.asarray(b, dtype=float))
+
+
+def objective(Z, b, mu, X, MX, Y, MY, lam) -> float:
+    """``F_b`` (paper eq. 3) or, with ``b=None``, ``F_1`` (eq. 4, constraint not checked)."""
+    f, _, _ = smooth_part(Z, b, X, MX, Y, MY, lam)
+    return f + mu * float(np.linalg.svd(Z, compute_uv=False).sum())
+
+
+def initial_point(M):
+    """Best rank-1 approximation ``sigma1 u1 v1^T`` of ``M`` and ``sigma1`` (spec §6.3).
+
+    Lanczos (ARPACK, deterministic start) for matrices whose smaller side is at least
+    200, where a full SVD would cost more than the first FPC iterations.
+    """
+    if min(M.shape) >= 200:
+        from scipy.sparse.linalg import svds
+        v0 = np.ones(min(M.shape)) / np.sqrt(min(M.shape))
+        U, s, Vt = svds(M, k=1, v0=v0, tol=0, solver="arpack")
+    else:
+        U, s, Vt = svd_thin(M)
+    return s[0] * np.outer(U[:, 0], Vt[0]), float(s[0]), Vt[:1]
+
+
+def _projected_core_svals(res: ShrinkResult, n: int):
+    """Singular values of the MC-1 iterate (shrunk, then last row reset to ones).
+
+    With ``Z_s = U S V^T`` the shrunk matrix and ``e`` the last unit vector, the projected
+    iterate is ``D + e 1^T`` with ``D = (I - e e^T) Z_s = P V^T``, ``P = (I - e e^T) U S``,
+    i.e. ``A B^T`` with ``A = [P, e]``, ``B = [V, 1]``. Its squared singular values are the
+    eigenvalues of ``(A^T A)(B^T B)``, two ``(r+1) x (r+1)`` Gram matrices (``B^T B`` in
+    closed form since ``V`` is orthonormal, ``V^T 1`` from the shrink's row sums):
+    ``O(m r^2)`` instead of a second SVD.
+    """
+    r = res.rank
+    P = res.U[:-1] * res.sigma
+    Ga = np.zeros((r + 1, r + 1))
+    Ga[:r, :r] = P.T @ P
+    Ga[r, r] = 1.0
+    Gb = np.empty((r + 1, r + 1))
+    Gb[:r, :r] = np.eye(r)
+    c = res.right_sums()
+    Gb[:r, r] = c
+    Gb[r, :r] = c
+    Gb[r, r] = n
+    ev = np.linalg.eigvals(Ga @ Gb).real
+    return np.sort(np.sqrt(np.clip(ev, 0.0, None)))[::-1]
+
+
+class _FactoredIterate:
+    """Feature-only FPC iterate kept as ``Z = U diag(s) Vt``, never formed densely.
+
+    The gradient of the squared loss lives on ``Omega_X``, so the gradient step is
+    low rank plus sparse and its shrinkage needs only products with the factors and a
+    sparse matrix (:func:`shrink_lowrank_plus_sparse`): ``O(|Omega_X| k + (d + n) k^2)`` per
+    iteration instead of ``O(d n min(d, n))``.
+    """
+
+    def __init__(self, prob, U, s, Vt):
+        oi, oj = np.nonzero(prob.MX)                # row-major: the CSR data order
+        self.flat = np.flatnonzero(prob.MX)
+        self.x = prob.Xo.ravel()[self.flat]
+        self.nX = prob.nX
+        self.S = sp.csr_matrix((np.ones(oi.size), (oi, oj)), shape=prob.MX.shape)
+        # transpose with the same entries: St.data = S.data[perm]
+        T = sp.csr_matrix((np.arange(oi.size, dtype=float), (oj, oi)),
+                          shape=prob.MX.shape[::-1])
+        self.perm = T.data.astype(np.int64)
+        self.St = T
+        self._set(U, s, Vt)
+
+    def _set(self, U, s, Vt):
+        self.U, self.s, self.Vt = U, s, Vt
+        # a dense product and one gather beat gathering factor rows per observed entry
+        z = ((U * s) @ Vt).ravel()[self.flat]
+        self.R = z - self.x
+        self.f = 0.5 * float(self.R @ self.R) / self.nX
+
+    @property
+    def rank(self):
+        return int(self.s.size)
+
+    def step(self, tau_Z, thresh, rng) -> bool:
+        """One gradient + shrink step; False (state unchanged) if the rank got too large."""
+        self.S.data[:] = self.R * (-tau_Z / self.nX)
+        self.St.data[:] = self.S.data[self.perm]
+        res = shrink_lowrank_plus_sparse(self.U, self.s, self.Vt, self.S, thresh,
+                                         St=self.St, rank_estimate=self.rank,
+                                         random_state=rng)
+        if res is None:
+            return False
+        self._set(*res)
+        return True
+
+    def dense(self):
+        return (self.U * self.s) @ self.Vt
+
+
+def _rank(svals) -> int:
+    return int((svals > 1e-10 * max(svals[0], 1e-300)).sum()) if svals.size else 0
+
+
+def fpc_path(X, MX, Y=None, MY=None, *, variant: str = "mcb", lam: float = 1.0,
+             mus=None, mu_final: float = 1e-5, eta: float = 0.25, tol: float = 1e-5,
+             c: float = 3.8, max_inner: int = 10_000, svd: str = "auto",
+             store_path: bool = False, callback=None, random_state=None,
+             warn: bool = True) -> FPCPath:
+    """Run FPC with continuation for MC-b, MC-1 or (``Y=None``) features only.
+
+    Parameters
+    ----------
+    X : ndarray of shape (d, n)
+        Features, items as columns (spec orientation); entries outside ``MX`` are ignored.
+    MX : ndarray of bool, shape (d, n)
+        Observed feature entries (``Omega_X``).
+    Y : ndarray of shape (t, n), optional
+        Labels in {-1, +1}; entries outside ``MY`` are ignored.
+    MY : ndarray of bool, shape (t, n), optional
+        Observed label entries (``Omega_Y``).
+    variant : {"mcb", "mc1"}
+        Explicit bias (eq. 3) or all-ones row (eq. 4).
+    lam : float
+        Label-loss weight ``lambda``.
+    mus : array-like, optional
+        Decreasing ``mu`` grid (e.g. shared across CV folds, spec §7). Stages whose ``mu``
+        exceeds this problem's own start ``eta sigma1`` are skipped (the run "starts lower
+        on the same grid"); the last grid value is always run. Default:
+        :func:`continuation_grid` ``(sigma1, mu_final, eta)``.
+    mu_final, eta : float
+        Continuation end point and decay (spec §6.4) when ``mus`` is not given.
+    tol : float
+        Stage ends when ``|F_k - F_{k-1}| < tol |F_{k-1}|`` (spec §6.5).
+    c : float
+        Step-size factor, ``< 4`` (spec §6.2).
+    max_inner : int
+        Iteration cap per stage (a safeguard not in the paper).
+    svd : {"auto", "exact", "gram", "randomized"}
+        Shrinkage method, see :func:`semisup.linalg.lowrank.shrink`. With ``"auto"``,
+        feature-only FPC on a matrix whose sides are both at least 200 keeps the iterate
+        in factored form (low rank plus sparse gradient, see ``_FactoredIterate``) while
+        its rank stays below a fifth of the smaller side, then continues densely.
+    store_path : bool
+        Keep ``(Z, b)`` of every stage in ``models``.
+    callback : callable, optional
+        ``callback(k, mu, Z, b)`` after stage ``k`` (index into the grid).
+    random_state : None, int or Generator
+        Seeds the randomized SVD.
+    warn : bool
+        Emit a ConvergenceWarning when a stage hits ``max_inner``.
+
+    Returns
+    -------
+    FPCPath
+
+    Notes
+    -----
+    Per iteration: one shrinkage of a ``(t+d[+1]) x n`` matrix (``O((t+d)^2 n)`` exact, or
+    ``O((t+d) n k)`` randomized at rank ``k``) plus ``O((t+d) n)`` for the losses.
+    """
+    prob = _Problem(np.asarray(X, dtype=float), MX, None if Y is None else
+                    np.asarray(Y, dtype=float), MY, lam, variant)
+    if prob.variant not in ("mcb", "mc1", "x"):
+        raise ValueError(f"variant must be 'mcb' or 'mc1', got {variant!r}.")
+    if prob.nX == 0:
+        raise ValueError("no observed feature entry (|Omega_X| = 0).")
+    rng = np.random.default_rng(random_state)
+    tau_Z, tau_b = step_sizes(prob.nY, prob.nX, prob.lam, prob.n, c)
+    use_b = prob.variant == "mcb"
+    mc1 = prob.variant == "mc1"
+
+    Z, sigma1, Vt = initial_point(prob.observed_matrix())
+    if mc1:
+        Z[-1] = 1.0
+        sv = np.linalg.svd(Z, compute_uv=False)
+        nuc, rank_out = float(sv.sum()), _rank(sv)
+        Vt = None
+    else:
+        nuc, rank_out = sigma1, 1
+    b = np.zeros(prob.t) if use_b else None
+    rank = 1
+
+    grid = continuation_grid(sigma1, mu_final, eta) if mus is None else \
+        np.asarray(mus, dtype=float)
+    if grid.ndim != 1 or grid.size == 0 or np.any(grid <= 0) or np.any(np.diff(grid) > 0):
+        raise ValueError("mus must be a non-empty, non-increasing sequence of positive "
+                         "values.")
+    start = eta * sigma1 * (1 + 1e-12)
+    run_idx = [k for k in range(grid.size) if grid[k] <= start] or [grid.size - 1]
+
+    f, G, gb = prob.smooth(Z, b)
+    fact = None
+    if prob.t == 0 and svd == "auto" and min(Z.shape) >= RANDOMIZED_MIN_DIM:
+        fact = _FactoredIterate(prob, Z @ Vt.T / sigma1, np.array([sigma1]), Vt)
+    stats = {"n_iter": [], "objective": [], "rank": [], "converged": []}
+    history, models, methods = [], [] if store_path else None, {}
+    for k in run_idx:
+        mu = float(grid[k])
+        F_prev = f + mu * nuc
+        converged = False
+        it = 0
+        for it in range(1, max_inner + 1):
+            if fact is not None:
+                if fact.step(tau_Z, tau_Z * mu, rng):
+                    methods["lowrank+sparse"] = methods.get("lowrank+sparse", 0) + 1
+                    f, nuc, rank_out = fact.f, float(fact.s.sum()), fact.rank
+                    F = f + mu * nuc
+                    history.append(F)
+                    if abs(F_prev - F) < tol * abs(F_prev):
+                        converged = True
+                        break
+                    F_prev = F
+                    continue
+                # the spectrum above the threshold outgrew a small block: go dense
+                Z, Vt, rank = fact.dense(), fact.Vt, fact.rank
+                fact = None
+                f, G, gb = prob.smooth(Z, b)
+            if use_b:
+                b = b - tau_b * gb
+            G *= -tau_Z
+            G += Z                             # G now holds the gradient step Z - tau_Z G
+            res = shrink(G, tau_Z * mu, method=svd,
+                         rank_estimate=rank if Vt is not None else None, V0=Vt,
+                         random_state=rng)
+            methods[res.method] = methods.get(res.method, 0) + 1
+            Z, rank = res.Z, res.rank
+            # warm start for a randomized next step; only worth forming when rank is small
+            Vt = res.Vt if rank <= min(Z.shape) // 5 else None
+            if mc1:
+                Z[-1] = 1.0
+                sv = _projected_core_svals(res, Z.shape[1])
+                nuc, rank_out = float(sv.sum()), _rank(sv)
+            else:
+                nuc, rank_out = res.nuclear_norm, rank
+            f, G, gb = prob.smooth(Z, b)
+            F = f + mu * nuc
+            history.append(F)
+            if abs(F_prev - F) < tol * abs(F_prev):
+                converged = True
+                break
+            F_prev = F
+        if not converged and warn:
+            warn_convergence(f"FPC stage mu={mu:.3g} did not reach the relative objective "
+                             f"change {tol:g} in max_inner={max_inner} iterations; "
+                             "increase max_inner or tol.")
+        stats["n_iter"].append(it)
+        stats["objective"].append(f + mu * nuc)
+        stats["rank"].append(rank_out)
+        stats["converged"].append(converged)
+        if fact is not None and (store_path or callback is not None):
+            Z = fact.dense()
+        if store_path:
+            models.append((Z.copy(), None if b is None else b.copy()))
+        if callback is not None:
+            callback(k, mu, Z, b)
+    if fact is not None:
+        Z = fact.dense()
+    return FPCPath(mus=grid[run_idx], grid_index=np.asarray(run_idx),
+                   n_iter=np.asarray(stats["n_iter"]),
+                   objective=np.asarray(stats["objective"]),
+                   rank=np.asarray(stats["rank"]), converged=np.asarray(stats["converged"]),
+                   Z=Z, b=b, models=models, sigma1=sigma1, tau_Z=tau_Z, tau_b=tau_b,
+                   history=np.asarray(history), svd_methods=methods)

@@ -1,0 +1,130 @@
+"""Cross-validation along the continuation path (spec §7, paper §5 "Parameter tuning").
+
+``Omega_X`` and ``Omega_Y`` are each split into ``n_folds`` disjoint random parts; fold ``f``
+trains on the other parts of both and scores the held-out part of ``Omega_Y`` (label
+error; for feature-only FPC the held-out part of ``Omega_X``, imputation error). All folds
+and the refit share one absolute ``mu`` grid started from the full observed matrix, so one
+continuation run per ``lam`` per fold scores every ``mu``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .fpc import continuation_grid, fpc_path, initial_point, _Problem
+from .metrics import sign_pm
+
+__all__ = ["fold_masks", "observed_sigma1", "mu_grid", "cv_label_errors",
+           "cv_imputation_errors"]
+
+
+def fold_masks(mask, n_folds: int, rng):
+    """Split the True entries of ``mask`` into ``n_folds`` disjoint random held-out masks."""
+    idx = np.flatnonzero(mask)
+    if idx.size < n_folds:
+        raise ValueError(f"only {idx.size} observed entries for {n_folds}-fold "
+                         "cross-validation; fix mu and lam instead of 'cv'.")
+    parts = np.array_split(rng.permutation(idx), n_folds)
+    out = []
+    for p in parts:
+        h = np.zeros(mask.size, dtype=bool)
+        h[p] = True
+        out.append(h.reshape(mask.shape))
+    return out
+
+
+def observed_sigma1(X, MX, Y, MY, variant):
+    """Largest singular value of the observed-entries stack (with ``1^T`` for MC-1)."""
+    prob = _Problem(X, MX, Y, MY, 1.0, variant)
+    return initial_point(prob.observed_matrix())[1]
+
+
+def mu_grid(X, MX, Y, MY, variant, mu_final=1e-5, eta=0.25):
+    """The shared absolute ``mu`` grid of spec §7."""
+    return continuation_grid(observed_sigma1(X, MX, Y, MY, variant), mu_final, eta)
+
+
+def _fold_label_errors(X, MX, Y, MY, hx, hy, variant, lam, grid, fpc_kw):
+    err = np.full(grid.size, np.nan)
+    t = Y.shape[0]
+    yh = Y[hy]
+
+    def record(k, mu, Z, b):
+        S = Z[:t] if b is None else Z[:t] + b[:, None]
+        err[k] = float((sign_pm(S[hy]) != yh).mean())
+
+    fpc_path(X, MX & ~hx, Y, MY & ~hy, variant=variant, lam=lam, mus=grid,
+             callback=record, **fpc_kw)
+    return err
+
+
+def _run(jobs, n_jobs):
+    if n_jobs in (None, 1):
+        return [f(*a) for f, a in jobs]
+    from joblib import Parallel, delayed
+    return Parallel(n_jobs=n_jobs)(delayed(f)(*a) for f, a in jobs)
+
+
+def cv_label_errors(X, MX, Y, MY, *, variant, lams, grid, n_folds=5, rng=None,
+                    n_jobs=None, **fpc_kw):
+    """Held-out label error of every ``(lam, mu)`` pair.
+
+    Parameters
+    ----------
+    X, MX, Y, MY : arrays in the stacked orientation (see :func:`fpc_path`).
+    variant : {"mcb", "mc1"}
+    lams : sequence of float
+    grid : ndarray
+        Shared decreasing ``mu`` grid.
+    n_folds : int
+    rng : Generator
+    n_jobs : int, optional
+        Run the ``len(lams) * n_folds`` continuation runs in parallel (joblib).
+    **fpc_kw
+        Passed to :func:`fpc_path` (``tol``, ``c``, ``max_inner``, ``svd``, ...).
+
+    Returns
+    -------
+    errors : ndarray (len(lams), grid.size)
+        Mean over folds (NaN where no fold reached that ``mu``).
+    per_fold : ndarray (len(lams), n_folds, grid.size)
+    """
+    rng = np.random.default_rng(rng)
+    hxs = fold_masks(MX, n_folds, rng)
+    hys = fold_masks(MY, n_folds, rng)
+    fpc_kw.setdefault("warn", False)
+    jobs = [(_fold_label_errors, (X, MX, Y, MY, hx, hy, variant, lam, grid, fpc_kw))
+            for lam in lams for hx, hy in zip(hxs, hys)]
+    per = np.asarray(_run(jobs, n_jobs)).reshape(len(lams), n_folds, grid.size)
+    return _nanmean_folds(per), per
+
+
+def _nanmean_folds(per):
+    cnt = np.isfinite(per).sum(axis=1)
+    tot = np.where(np.isfinite(per), per, 0.0).sum(axis=1)
+    return np.where(cnt > 0, tot / np.maximum(cnt, 1), np.nan)
+
+
+def _fold_imputation_errors(X, MX, hx, grid, fpc_kw):
+    err = np.full(grid.size, np.nan)
+    xh = X[hx]
+    den = float((xh * xh).sum()) or 1.0
+
+    def record(k, mu, Z, b):
+        err[k] = float(((Z[hx] - xh) ** 2).sum()) / den
+
+    fpc_path(X, MX & ~hx, mus=grid, callback=record, **fpc_kw)
+    return err
+
+
+def cv_imputation_errors(X, MX, *, grid, n_folds=5, rng=None, n_jobs=None, **fpc_kw):
+    """Held-out relative imputation error of feature-only FPC along ``grid``.
+
+    Returns ``(errors (grid.size,), per_fold (n_folds, grid.size))``.
+    """
+    rng = np.random.default_rng(rng)
+    fpc_kw.setdefault("warn", False)
+    jobs = [(_fold_imputation_errors, (X, MX, hx, grid, fpc_kw))
+            for hx in fold_masks(MX, n_folds, rng)]
+    per = np.asarray(_run(jobs, n_jobs))
+    return _nanmean_folds(per[None])[0], per

@@ -1,0 +1,163 @@
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from semisup.completion import MatrixCompletionTransducer
+from semisup.completion.fpc import fpc_path
+from semisup.completion.metrics import imputation_error, label_error
+from semisup.datasets.completion_synthetic import make_completion_problem, synthetic_grid
+
+
+def _small(seed=0, **kw):
+    kw = dict(t=4, d=8, n=60, r=2, sigma2=0.01, omega=0.5) | kw
+    return make_completion_problem(seed, **kw)
+
+
+def test_generator_matches_spec_tv_c6():
+    p = make_completion_problem(0, t=10, d=20, n=100, r=2, sigma2=0.01, omega=0.2)
+    assert p.X.sum() == pytest.approx(68.1088717261762, abs=1e-9)
+    assert p.Y.sum() == 190
+    assert p.MX.sum() == 400 and p.MY.sum() == 200
+    assert p.X0.std() == pytest.approx(1.0)
+    assert (p.Y == np.sign(p.Y0)).mean() == pytest.approx(0.96)
+    assert len(list(synthetic_grid())) == 24
+
+
+@pytest.mark.parametrize("variant", ["mc1", "mcb"])
+def test_fixed_parameters_reproduce_the_solver(variant):
+    p = _small()
+    Xi, Yi = p.as_estimator_input()
+    est = MatrixCompletionTransducer(variant=variant, lam=0.5, mu=1e-3).fit(Xi, Yi)
+    ref = fpc_path(p.X, p.MX, p.Y, p.MY, variant=variant, lam=0.5, mu_final=1e-3)
+    S = ref.Z[:4] + (ref.b[:, None] if variant == "mcb" else 0)
+    np.testing.assert_allclose(est.scores_, S.T, atol=1e-10)
+    np.testing.assert_allclose(est.features_, ref.Z[4:12].T, atol=1e-10)
+    np.testing.assert_array_equal(est.labels_, np.where(S.T >= 0, 1, -1))
+    np.testing.assert_array_equal(est.transform(), est.features_)
+    assert est.cv_errors_ is None and est.mu_ == 1e-3 and est.mu_path_[-1] == 1e-3
+
+
+def test_cv_selects_the_grid_point_with_lowest_mean_error():
+    p = _small(1)
+    Xi, Yi = p.as_estimator_input()
+    est = MatrixCompletionTransducer(variant="mcb", lam="cv", mu="cv", lam_grid=(0.1, 1.0),
+                                     mu_final=1e-3, random_state=0).fit(Xi, Yi)
+    errs = est.cv_errors_
+    assert errs.shape == (2, est.mu_grid_.size)
+    i, j = np.unravel_index(np.nanargmin(errs), errs.shape)
+    assert est.lam_ == (0.1, 1.0)[i] and est.mu_ == est.mu_grid_[j]
+    np.testing.assert_array_equal(est.mu_path_, est.mu_grid_[:j + 1])
+    # better than chance on the hidden labels, and imputes better than zero filling
+    assert label_error(p.Y, est.scores_.T, p.MY) < 0.35
+    assert imputation_error(p.X, est.features_.T, p.MX) < 0.5
+
+
+def test_cv_is_reproducible_and_refit_is_warm_path():
+    p = _small(2)
+    Xi, Yi = p.as_estimator_input()
+    a = MatrixCompletionTransducer(mu_final=1e-3, random_state=3).fit(Xi, Yi)
+    b = MatrixCompletionTransducer(mu_final=1e-3, random_state=3).fit(Xi, Yi)
+    np.testing.assert_array_equal(a.cv_errors_, b.cv_errors_)
+    assert a.rank_ >= 1 and len(a.n_iter_) == len(a.mu_path_)
+
+
+def test_one_dimensional_y_nan_unobserved_and_sparse_x():
+    p = _small(3, t=1)
+    Xi, Yi = p.as_estimator_input()
+    y = np.where(Yi[:, 0] == 0, np.nan, Yi[:, 0])
+    est = MatrixCompletionTransducer(lam=1.0, mu=1e-2).fit(Xi, y)
+    assert est.labels_.shape == (60,) and est.scores_.shape == (60,)
+    ref = MatrixCompletionTransducer(lam=1.0, mu=1e-2).fit(Xi, Yi)
+    np.testing.assert_allclose(est.scores_, ref.scores_[:, 0])
+    Xs = sp.csr_matrix(np.where(p.MX.T, p.X.T, 0.0))
+    Xs.eliminate_zeros()
+    est_s = MatrixCompletionTransducer(lam=1.0, mu=1e-2).fit(Xs, Yi)
+    np.testing.assert_allclose(est_s.scores_, ref.scores_, atol=1e-10)
+
+
+def test_inputs_are_not_mutated_and_transduction_is_enforced():
+    p = _small(4)
+    Xi, Yi = p.as_estimator_input()
+    X0, Y0 = Xi.copy(), Yi.copy()
+    est = MatrixCompletionTransducer(lam=1.0, mu=1e-2).fit(Xi, Yi)
+    np.testing.assert_array_equal(Xi, X0)
+    np.testing.assert_array_equal(Yi, Y0)
+    np.testing.assert_array_equal(est.predict(Xi), est.labels_)
+    with pytest.raises(ValueError, match="transductive"):
+        est.transform(Xi[:10])
+
+
+def test_standardize_returns_features_in_original_units():
+    p = _small(5)
+    Xi, Yi = p.as_estimator_input()
+    a = MatrixCompletionTransducer(lam=1.0, mu=1e-4, standardize=True).fit(Xi * 50 + 7, Yi)
+    obs = ~np.isnan(Xi)
+    err = np.abs(a.features_[obs] - (Xi * 50 + 7)[obs]).max()
+    assert err < 0.2 * 50
+
+
+def _base():
+    p = _small(6)
+    return p.as_estimator_input()
+
+
+@pytest.mark.parametrize("mutate,match", [
+    (lambda X, Y: (X, Y[:-1]), "rows but X has"),
+    (lambda X, Y: (X[:, :, None], Y), "must be 2-D"),
+    (lambda X, Y: (X, np.where(Y == 1, 2.0, Y)), "other than \\+1/-1"),
+    (lambda X, Y: (X, np.where(Y == -1, 0.0, Y)), None),
+    (lambda X, Y: (X, (Y > 0).astype(float) * 0 + np.where(Y != 0, 0.5, 0)), "other than"),
+    (lambda X, Y: (X, np.where(Y == 1, np.inf, Y)), "infinite"),
+    (lambda X, Y: (np.where(np.isnan(X), np.inf, X), Y), "infinite"),
+    (lambda X, Y: (X, np.column_stack([Y, np.zeros(len(Y))])), "task\\(s\\) \\[4\\] have no "
+                                                                   "observed label"),
+    (lambda X, Y: (X, np.column_stack([Y, np.full(len(Y), np.nan)])), "no observed label"),
+    (lambda X, Y: (np.column_stack([X, np.full(len(X), np.nan)]), Y), "feature column"),
+])
+def test_bad_input_gives_clear_errors(mutate, match):
+    X, Y = mutate(*_base())
+    est = MatrixCompletionTransducer(lam=1.0, mu=1e-2)
+    if match is None:      # only +1 labels observed: valid input (one-class tasks)
+        est.fit(X, Y)
+        return
+    with pytest.raises(ValueError, match=match):
+        est.fit(X, Y)
+
+
+def test_item_with_nothing_observed_warns_and_gets_a_prediction():
+    X, Y = _base()
+    X[0] = np.nan
+    Y[0] = 0
+    with pytest.warns(UserWarning, match="no observed feature and no observed label"):
+        est = MatrixCompletionTransducer(variant="mcb", lam=1.0, mu=1e-2).fit(X, Y)
+    np.testing.assert_allclose(est.features_[0], 0.0, atol=1e-8)
+    np.testing.assert_allclose(est.scores_[0], est.bias_, atol=1e-8)
+
+
+@pytest.mark.parametrize("params,match", [
+    (dict(variant="mc2"), "variant"), (dict(lam=-1.0), "lam"), (dict(mu="auto"), "mu"),
+    (dict(step_factor=4.5), "step_factor"), (dict(eta=1.0), "eta"),
+])
+def test_bad_parameters(params, match):
+    X, Y = _base()
+    with pytest.raises(ValueError, match=match):
+        MatrixCompletionTransducer(**params).fit(X, Y)
+
+
+def test_too_few_labels_for_cv():
+    X, Y = _base()
+    Y[:] = 0
+    Y[:1, :] = 1          # 4 observed labels for 5 folds
+    with pytest.raises(ValueError, match="cross-validation"):
+        MatrixCompletionTransducer(mu="cv").fit(X, Y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        MatrixCompletionTransducer(mu=1e-2).fit(X, Y)
+
+
+def test_get_params_roundtrip():
+    est = MatrixCompletionTransducer(variant="mcb", lam="cv", random_state=1)
+    assert est.get_params()["lam"] == "cv"
+    assert MatrixCompletionTransducer(**est.get_params()).get_params() == est.get_params()

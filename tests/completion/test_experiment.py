@@ -1,0 +1,69 @@
+import argparse
+import os
+
+import numpy as np
+import pytest
+
+from semisup.experiments import completion as exp
+
+
+def _fake_trial(rng, shift=0.0, oracle=False):
+    out = {m: {"label": 0.2 + 0.05 * i + shift + 0.01 * rng.random(),
+               "impute": 0.3 + 0.1 * i + 0.01 * rng.random()}
+           for i, m in enumerate(exp.METHODS)}
+    out["Zero+SVM"]["impute"] = 1.0
+    if oracle:
+        out["Oracle SVM"] = {"label": 0.1 + 0.01 * rng.random(), "impute": None}
+    return out
+
+
+def _fake_results(rng):
+    from semisup.datasets.completion_synthetic import synthetic_grid
+    syn = [dict(setting=s, trials=[_fake_trial(rng, -0.01 * s["omega"]) for _ in range(3)])
+           for s in synthetic_grid()]
+    tasks = {t: [{m: {"label": 0.3 - 0.01 * t + 0.01 * rng.random(),
+                      "impute": 0.5 - 0.01 * t + 0.01 * rng.random()}
+                  for m in ("MC-1", "MC-b")} for _ in range(3)] for t in (2, 10)}
+    real = {om: [_fake_trial(rng, oracle=True) for _ in range(3)] for om in exp.OMEGAS}
+    return {"synthetic": syn, "tasks": tasks, "emotions": real, "yeast": real}
+
+
+def test_report_tables_and_findings_are_written(tmp_path, monkeypatch):
+    rng = np.random.default_rng(0)
+    monkeypatch.setattr(exp, "RESULTS_MD", str(tmp_path / "completion.md"))
+    args = argparse.Namespace(quick=True, only=None, trials_synthetic=3, trials_tasks=3,
+                              trials_real=3, lam_synthetic="1")
+    exp._write_results(_fake_results(rng), args, 1.0)
+    text = open(tmp_path / "completion.md").read()
+    assert "meta-average" in text and "Oracle SVM" in text
+    # MC-1 has the lowest fake label error everywhere: it is bold and the finding holds
+    assert "| MC-1 best for labels (meta-average) |" in text
+    row = [ln for ln in text.splitlines() if ln.startswith("| MC-1 best for labels")][0]
+    assert row.endswith("| yes |")
+    assert "| t = 10 significantly beats t = 2 for MC-1 (label) |" in text
+    # the imputation table drops Zero+SVM (its error is 1 by definition)
+    imp = text.split("Relative feature imputation error")[1].split("###")[0]
+    assert "Zero+SVM" not in imp
+
+
+def test_run_trial_on_a_tiny_problem():
+    from semisup.datasets.completion_synthetic import make_completion_problem
+    p = make_completion_problem(0, t=3, d=6, n=30, r=2, omega=0.5)
+    out = exp.run_trial(p.X.T, p.Y.T, p.MX.T, p.MY.T, lam=1.0, em_k=1, standardize=True,
+                        seed=0, oracle=True, methods=("MC-b", "Mean+SVM", "Zero+SVM"))
+    assert set(out) == {"MC-b", "Mean+SVM", "Zero+SVM", "Oracle SVM"}
+    assert out["Zero+SVM"]["impute"] == pytest.approx(1.0)
+    assert all(0 <= v["label"] <= 1 for v in out.values())
+
+
+def test_parsers_register():
+    for add, argv, check in (
+            (exp.add_reproduce_parser, ["completion", "--quick", "--only", "tasks,yeast"],
+             lambda a: a.only == ["tasks", "yeast"] and a.out == os.path.join("out",
+                                                                               "completion")),
+            (exp.add_bench_parser, ["completion", "--parts", "impute"],
+             lambda a: a.parts == ["impute"] and a.blas_threads == 1)):
+        ap = argparse.ArgumentParser()
+        add(ap.add_subparsers())
+        a = ap.parse_args(argv)
+        assert check(a) and callable(a.func)
