@@ -53,7 +53,7 @@ def test_pg_fit_on_movie_reviews_under_10s():
     import time
     from semisup.clustering import ClusteredRegressor
     from semisup.datasets import load_dataset
-    from conftest import require_dataset_dir
+    from shared_data import require_dataset_dir
     require_dataset_dir("pang_lee_scale_v1")
     b = load_dataset("pang_lee")
     X, _ = exp.movie_review_features(b.texts)

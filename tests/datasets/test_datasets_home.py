@@ -107,7 +107,7 @@ def test_verify_checks_sha256(tmp_path):
 
 
 def test_verify_accepts_the_shared_files():
-    from conftest import require_dataset_dir
+    from shared_data import require_dataset_dir
     require_dataset_dir("heart")
     require_dataset_dir("g50c")
     assert load_dataset("heart", verify=True).data.shape == (270, 13)

@@ -6,7 +6,7 @@ Missing data skips these tests, or fails them when CI=true (``require_dataset_di
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from conftest import require_dataset_dir
+from shared_data import require_dataset_dir
 
 from semisup.datasets import REGISTRY, list_datasets, load_dataset
 from semisup.datasets._load import verify_checksums

@@ -54,7 +54,7 @@ def test_load_rejects_unknown_coil_scaling():
 
 def test_coil_scaling_unit_norm_fits_the_papers_sigma():
     """Unit-length images put sigma = 0.6 near 2x the mean 10th-NN distance; pixels do not."""
-    from conftest import require_dataset_dir
+    from shared_data import require_dataset_dir
     from sklearn.neighbors import NearestNeighbors
     require_dataset_dir("coil20")
     ratios = {}

@@ -3,8 +3,10 @@
 The paper: "LASS: a simple assignment model with Laplacian smoothing", AAAI 2014.
 
 ``LaplacianAssignment`` is the estimator; the solver functions work on arrays:
-:func:`solve` (ADMM), :func:`lass_multipliers` and :func:`kkt_residual` (optimality
-certificate), :func:`objective`, :func:`lass_transform` (out-of-sample mapping).
+:func:`solve` (ADMM, or with ``solver="apg"`` -- the default for large graphs -- the
+accelerated projected gradient of :mod:`semisup.lass.apg`), :func:`lass_multipliers` and
+:func:`kkt_residual` (optimality certificate), :func:`objective`, :func:`lass_transform`
+(out-of-sample mapping).
 """
 
 from .admm import LassResult, auto_rho, closed_form_lam0, solve

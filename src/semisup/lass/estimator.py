@@ -39,11 +39,15 @@ class LaplacianAssignment(BaseEstimator):
         ADMM penalty; "auto" is ``2 lam sqrt(mu_2 mu_N)`` per connected component (Ghadimi et
         al. 2013). The authors' code uses 1.0.
     tol : float, default=1e-5
-        Stop when ``max|Z - Zold| < tol`` and ``max|Z - Y| < tol`` (spec §5.2).
+        ADMM: stop when ``max|Z - Zold| < tol`` and ``max|Z - Y| < tol`` (spec §5.2).
+        APG: stop when the certified objective gap is at most ``tol |F(Z)|``.
     max_iter : int, default=1000
-    solver : {"auto", "direct", "cg"}, default="auto"
-        Z-update solver: cached factorisation or inexact warm-started Jacobi-PCG; "auto"
-        chooses by size and measured fill (:class:`semisup.linalg.spd.SPDSolver`).
+    solver : {"auto", "direct", "cg", "apg"}, default="auto"
+        "direct"/"cg": ADMM whose Z-update uses a cached factorisation or inexact
+        warm-started Jacobi-PCG. "apg": accelerated projected gradient (FISTA with restart,
+        one product with L per iteration; ``rho`` unused). "auto": APG from
+        :data:`semisup.lass.admm.APG_MIN_N` items, else ADMM with the Z-update chosen by
+        size and measured fill (:class:`semisup.linalg.spd.SPDSolver`).
     affinity : {"knn", "precomputed"}, default="knn"
         "knn": ``fit`` builds a symmetric kNN graph of ``X``. "precomputed": ``X`` is the
         N x N affinity ``W`` (symmetric, non-negative) and ``transform`` takes the M x N

@@ -1,0 +1,154 @@
+"""Accelerated projected gradient (FISTA with adaptive restart) for LASS.
+
+Solves the same problem as the ADMM of :mod:`semisup.lass.admm` (paper eq. 1)::
+
+    min_Z  F(Z) = lam * tr(Z^T L Z) - tr(G^T Z)   s.t.  Z 1_K = 1_N,  Z >= 0
+
+by Nesterov/FISTA steps (Beck & Teboulle 2009) on the product of row simplices::
+
+    V      = Z_k + beta_k (Z_k - Z_{k-1})                       (extrapolation)
+    Z_k+1  = Pi( V - (2 lam L V - G) / Lip )                     (row-wise projection)
+
+with ``Lip = 2 lam lambda_max(L)`` the Lipschitz constant of ``grad F = 2 lam L Z - G``
+(``lambda_max(L) <= 2 max degree`` by Gershgorin, so ``Lip <= 4 lam max degree``), and the
+gradient restart of O'Donoghue & Candès (2015): momentum is reset when
+``<V - Z_k+1, Z_k+1 - Z_k> > 0``.
+
+Why it is faster than ADMM at large N: each iteration is *one* sparse product with ``L``
+(on ``Z``; the product at the extrapolated point follows by linearity,
+``L V = (1 + beta) L Z_k - beta L Z_k-1``) plus the projection; ADMM needs a linear solve
+with ``2 lam L + rho I`` per iteration (several CG products) and more iterations.
+
+Stopping rule: a *certified* objective gap. With ``S = grad F(Z)``, the Frank-Wolfe (linear
+minimisation) gap ``sum_n (<s_n, z_n> - min_k s_nk)`` is an upper bound on ``F(Z) - F*`` for
+every feasible ``Z`` (convexity), and it comes free with the gradient at ``Z``. The solver
+stops when it is at most ``tol * |F(Z)|``.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import scipy.sparse.linalg as spla
+
+from .._progress import log
+
+#: safety factor on the Lanczos estimate of lambda_max(L) (Lanczos approaches it from below;
+#: a step slightly shorter than 1/Lip costs little, a longer one can diverge).
+LIP_SAFETY = 1.02
+#: graphs up to this size use the Gershgorin bound instead of Lanczos (cheap either way).
+LANCZOS_MIN_N = 2000
+
+
+def lipschitz_constant(L, lam: float) -> float:
+    """``2 lam lambda_max(L)``: Lanczos estimate times :data:`LIP_SAFETY`, capped by the
+    Gershgorin bound ``4 lam max degree`` (which is used alone for small graphs)."""
+    d = np.asarray(L.diagonal())
+    bound = 2.0 * float(d.max()) if d.size else 0.0
+    lmax = bound
+    if L.shape[0] >= LANCZOS_MIN_N:
+        try:
+            est = float(spla.eigsh(L, k=1, which="LA", tol=1e-3,
+                                   return_eigenvectors=False)[0])
+            lmax = min(bound, LIP_SAFETY * est)
+        except (spla.ArpackNoConvergence, spla.ArpackError):
+            pass
+    return 2.0 * lam * max(lmax, np.finfo(float).tiny)
+
+
+def project_rows_michelot(V: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """Row-wise projection onto the simplex by Michelot's (1986) active-set iteration.
+
+    ``tau = (sum_{v_k > tau} v_k - 1) / #{v_k > tau}`` increases monotonically and stops at
+    the exact threshold after at most K passes; near-feasible rows (every APG iterate after
+    the first few) need two or three, which makes it about 2x faster than sorting at
+    K = 20 (measured: 41 ms against 76 ms for 100 000 x 20). Same result as
+    :func:`semisup.linalg.simplex.project_simplex_rows`.
+    """
+    n, k = V.shape
+    tau = (V.sum(axis=1) - 1.0) / k
+    for _ in range(k):
+        act = V > tau[:, None]
+        new = (np.where(act, V, 0.0).sum(axis=1) - 1.0) / act.sum(axis=1)
+        if np.array_equal(new, tau):
+            break
+        tau = new
+    out = np.subtract(V, tau[:, None], out=out)
+    np.maximum(out, 0.0, out=out)
+    return out
+
+
+def fw_gap(Z: np.ndarray, S: np.ndarray) -> float:
+    """Frank-Wolfe gap ``sum_n (<s_n, z_n> - min_k s_nk)``: bounds ``F(Z) - F*`` from above
+    when ``S = grad F(Z)`` and ``Z`` is feasible."""
+    return float(np.einsum("ij,ij->", S, Z) - S.min(axis=1).sum())
+
+
+def apg(L, G, lam: float, Z0, *, tol: float, max_iter: int, check_every: int = 1,
+        verbose=False, callback=None):
+    """FISTA iterations with gradient restart on a graph without isolated items.
+
+    Parameters are those of :func:`semisup.lass.solve` (``Z0`` feasible). Returns
+    ``(Z, LZ, n_iter, converged, history, timings)`` where ``history`` has the objective
+    ``"objective"`` and the certified gap ``"gap"`` (absolute) of each checked iterate.
+
+    Complexity per iteration: one sparse product ``L @ Z`` (O(nnz(L) K)) and the row
+    projection (O(N K log K)).
+    """
+    t0 = time.perf_counter()
+    lip = lipschitz_constant(L, lam)
+    step = 1.0 / lip
+    t_setup = time.perf_counter()
+    two_lam = 2.0 * lam
+    c = two_lam * step
+    stepG = step * G
+    Z = Z0
+    LZ = L @ Z
+    LZp, dZ = LZ, np.zeros_like(Z)
+    tmp = np.empty_like(Z)
+    theta = 1.0
+    hist = {"objective": [], "gap": [], "restarts": 0}
+    converged, k = False, 0
+    for k in range(1, max_iter + 1):
+        theta_new = 0.5 * (1.0 + np.sqrt(1.0 + 4.0 * theta * theta))
+        beta = (theta - 1.0) / theta_new
+        # W = V - step grad F(V) with V = Z + beta dZ and, by linearity,
+        # L V = (1 + beta) L Z - beta L Zp: no product with L at the extrapolated point.
+        W = np.multiply(LZ, -c * (1.0 + beta))
+        W += stepG
+        W += Z
+        if beta > 0:
+            W += np.multiply(LZp, c * beta, out=tmp)
+            W += np.multiply(dZ, beta, out=tmp)
+        Zn = project_rows_michelot(W, out=W)
+        dZn = np.subtract(Zn, Z, out=tmp if beta == 0 else None)
+        # gradient restart (O'Donoghue & Candes): <V - Zn, Zn - Z> > 0, where
+        # V - Zn = beta dZ - dZn
+        if beta > 0 and (beta * np.einsum("ij,ij->", dZ, dZn)
+                         - np.einsum("ij,ij->", dZn, dZn)) > 0:
+            theta_new = 1.0
+            hist["restarts"] += 1
+        if dZn is tmp:
+            dZn, tmp = tmp, dZ
+        else:
+            tmp = dZ
+        dZ, Z, LZp = dZn, Zn, LZ
+        LZ = L @ Z
+        theta = theta_new
+        if callback is not None:
+            callback(k, Z, Z, None)  # same signature as the ADMM callback; no U here
+        if k % check_every == 0 or k == max_iter:
+            S = np.multiply(LZ, two_lam, out=tmp)
+            S -= G
+            F = 0.5 * (float(np.einsum("ij,ij->", Z, S)) - float(np.einsum("ij,ij->", G, Z)))
+            gap = fw_gap(Z, S)
+            hist["objective"].append(F)
+            hist["gap"].append(gap)
+            if verbose and (k % 50 == 0 or k == 1):
+                log(f"[lass apg] iter {k}: F = {F:.10g}, certified gap = {gap:.3g}", verbose)
+            if gap <= tol * abs(F):
+                converged = True
+                break
+    timings = {"setup": t_setup - t0, "iterations": time.perf_counter() - t_setup}
+    return Z, LZ, k, converged, hist, timings
