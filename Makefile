@@ -17,7 +17,7 @@ demo: venv
 	$(BIN)/semisup demo
 
 test: venv
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest --runslow
 
 clean:
 	rm -rf $(VENV) build src/*.egg-info .pytest_cache

@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import datetime
 import os
-import platform
 import sys
 import time
 import warnings
@@ -26,6 +25,8 @@ import numpy as np
 
 from .._progress import log
 from .._validation import ConvergenceWarning
+from ._report import command_line as _command, load_average, machine
+from ._report import markdown_table as _table, write_text as _write
 
 RESULTS = os.path.join("docs", "results", "clustering.md")
 BENCH = os.path.join("docs", "benchmarks", "clustering.md")
@@ -118,27 +119,12 @@ NOTES = """## Notes on the protocol
 
 # ----------------------------------------------------------------------------- helpers
 def _machine() -> str:
-    load = ", ".join(f"{v:.2f}" for v in os.getloadavg())
-    return (f"{platform.platform()}, Python {platform.python_version()}, "
-            f"{os.cpu_count()} cores, load average ({load})")
+    return f"{machine()}, load average ({load_average(', ')})"
 
 
-def _table(rows, cols) -> str:
-    out = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
-    for r in rows:
-        out.append("| " + " | ".join(str(r.get(c, "")) for c in cols) + " |")
-    return "\n".join(out)
 
 
-def _write(path: str, text: str) -> str:
-    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-    with open(path, "w") as fh:
-        fh.write(text)
-    return path
 
-
-def _command(args) -> str:
-    return "semisup " + " ".join(sys.argv[1:]) if sys.argv[1:] else "semisup " + args.cmd_name
 
 
 def _ms(values, scale=1.0):

@@ -37,6 +37,7 @@ import warnings
 import numpy as np
 
 from .._progress import log
+from ._report import load_average as _load, machine as _machine
 
 RESULTS_MD = os.path.join("docs", "results", "completion.md")
 BENCH_MD = os.path.join("docs", "benchmarks", "completion.md")
@@ -564,12 +565,8 @@ def demo_rows(verbose: bool = False) -> list[dict]:
 # bench
 
 
-def _machine():
-    return f"{platform.platform()}, Python {platform.python_version()}, {os.cpu_count()} cores"
 
 
-def _load():
-    return "/".join(f"{v:.2f}" for v in os.getloadavg())
 
 
 def _bench_yeast(args, lines):

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import datetime
 import os
-import platform
 import sys
 import time
 import warnings
@@ -26,6 +25,7 @@ import warnings
 import numpy as np
 
 from .._progress import log
+from ._report import load_average as _load, machine as _machine
 
 BENCH_OUT = os.path.join("docs", "benchmarks", "foundation.md")
 
@@ -69,13 +69,8 @@ def demo_rows(verbose: bool = False) -> list[dict]:
 # Benchmark
 
 
-def _machine() -> str:
-    return (f"{platform.platform()}, Python {platform.python_version()}, "
-            f"{os.cpu_count()} cores")
 
 
-def _load() -> str:
-    return "/".join(f"{v:.2f}" for v in os.getloadavg())
 
 
 def _timed(fn):

@@ -16,15 +16,15 @@ from __future__ import annotations
 import datetime
 import multiprocessing as mp
 import os
-import platform
 import resource
-import sys
 import time
 import warnings
 
 import numpy as np
 
 from .._progress import log
+from ._report import command_line as _command, load_average, machine
+from ._report import markdown_table as _table, write_text as _write
 
 RESULTS = os.path.join("docs", "results", "lass.md")
 BENCH = os.path.join("docs", "benchmarks", "lass.md")
@@ -34,27 +34,12 @@ RHO_GRID = [1e-3, 1e-2, 1e-1, 1.0, 1e1, 1e2, 1e3]
 # ----------------------------------------------------------------------------- helpers
 
 def _machine() -> str:
-    load = ", ".join(f"{v:.2f}" for v in os.getloadavg())
-    return (f"{platform.platform()}, Python {platform.python_version()}, "
-            f"{os.cpu_count()} cores, load average at the end ({load})")
+    return f"{machine()}, load average at the end ({load_average(', ')})"
 
 
-def _table(rows, cols) -> str:
-    out = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
-    for r in rows:
-        out.append("| " + " | ".join(str(r.get(c, "")) for c in cols) + " |")
-    return "\n".join(out)
 
 
-def _write(path: str, text: str) -> str:
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path, "w") as fh:
-        fh.write(text)
-    return path
 
-
-def _command(args) -> str:
-    return "semisup " + " ".join(sys.argv[1:]) if sys.argv[1:] else "semisup " + args.cmd_name
 
 
 # ----------------------------------------------------------------------------- Figure 1

@@ -25,12 +25,12 @@ from __future__ import annotations
 import datetime
 import json
 import os
-import platform
 import time
 
 import numpy as np
 
 from .._progress import log
+from ._report import load_average as _load, machine as _machine
 
 BENCH_OUT = os.path.join("docs", "benchmarks", "spore.md")
 
@@ -496,12 +496,8 @@ def add_reproduce_parser(subparsers):
 
 
 # ---------------------------------------------------------------------------- benchmark
-def _machine():
-    return f"{platform.platform()}, Python {platform.python_version()}, {os.cpu_count()} cores"
 
 
-def _load():
-    return "/".join(f"{v:.2f}" for v in os.getloadavg())
 
 
 def bench_table2(pairs, n, args):

@@ -74,6 +74,37 @@ def _warn_if_not_psd(K, random_state=0, max_size=1000):
 class _LaplacianKernelClassifier(ClassifierMixin, BaseEstimator):
     """Shared machinery: kernel, graph, label coding, validation set, prediction."""
 
+    # One signature for LapSVM and LapRLS (scikit-learn reads it for get_params).
+    def __init__(self, gamma_A=1e-6, gamma_I=1.0, *, kernel="rbf", sigma=1.0, degree=3,
+                 coef0=0.0, affinity="knn", n_neighbors=6, weights="heat", graph_sigma=None,
+                 laplacian="normalized", p=1, use_bias=False, solver="pcg",
+                 early_stopping="stability", stop_tol=None, stop_every=None,
+                 joint_stopping=True, max_iter=None, refresh_every=50,
+                 kernel_dtype="float64", warm_start=False, verbose=False):
+        self.gamma_A = gamma_A
+        self.gamma_I = gamma_I
+        self.kernel = kernel
+        self.sigma = sigma
+        self.degree = degree
+        self.coef0 = coef0
+        self.affinity = affinity
+        self.n_neighbors = n_neighbors
+        self.weights = weights
+        self.graph_sigma = graph_sigma
+        self.laplacian = laplacian
+        self.p = p
+        self.use_bias = use_bias
+        self.solver = solver
+        self.early_stopping = early_stopping
+        self.stop_tol = stop_tol
+        self.stop_every = stop_every
+        self.joint_stopping = joint_stopping
+        self.max_iter = max_iter
+        self.refresh_every = refresh_every
+        self.kernel_dtype = kernel_dtype
+        self.warm_start = warm_start
+        self.verbose = verbose
+
     _hinge = True
     _solvers: tuple = ()
 
@@ -347,36 +378,6 @@ class LapSVM(_LaplacianKernelClassifier):
     _hinge = True
     _solvers = ("pcg", "newton", "dual")
 
-    def __init__(self, gamma_A=1e-6, gamma_I=1.0, *, kernel="rbf", sigma=1.0, degree=3,
-                 coef0=0.0, affinity="knn", n_neighbors=6, weights="heat", graph_sigma=None,
-                 laplacian="normalized", p=1, use_bias=False, solver="pcg",
-                 early_stopping="stability", stop_tol=None, stop_every=None,
-                 joint_stopping=True, max_iter=None, refresh_every=50,
-                 kernel_dtype="float64", warm_start=False, verbose=False):
-        self.gamma_A = gamma_A
-        self.gamma_I = gamma_I
-        self.kernel = kernel
-        self.sigma = sigma
-        self.degree = degree
-        self.coef0 = coef0
-        self.affinity = affinity
-        self.n_neighbors = n_neighbors
-        self.weights = weights
-        self.graph_sigma = graph_sigma
-        self.laplacian = laplacian
-        self.p = p
-        self.use_bias = use_bias
-        self.solver = solver
-        self.early_stopping = early_stopping
-        self.stop_tol = stop_tol
-        self.stop_every = stop_every
-        self.joint_stopping = joint_stopping
-        self.max_iter = max_iter
-        self.refresh_every = refresh_every
-        self.kernel_dtype = kernel_dtype
-        self.warm_start = warm_start
-        self.verbose = verbose
-
     def _solve(self, K, apply_L, Y, unlabeled, K_val, Y_val, warm):
         common = dict(gamma_A=self.gamma_A, gamma_I=self.gamma_I)
         if self.solver == "dual":
@@ -404,36 +405,6 @@ class LapRLS(_LaplacianKernelClassifier):
 
     _hinge = False
     _solvers = ("pcg", "closed_form")
-
-    def __init__(self, gamma_A=1e-6, gamma_I=1.0, *, kernel="rbf", sigma=1.0, degree=3,
-                 coef0=0.0, affinity="knn", n_neighbors=6, weights="heat", graph_sigma=None,
-                 laplacian="normalized", p=1, use_bias=False, solver="pcg",
-                 early_stopping="stability", stop_tol=None, stop_every=None,
-                 joint_stopping=True, max_iter=None, refresh_every=50,
-                 kernel_dtype="float64", warm_start=False, verbose=False):
-        self.gamma_A = gamma_A
-        self.gamma_I = gamma_I
-        self.kernel = kernel
-        self.sigma = sigma
-        self.degree = degree
-        self.coef0 = coef0
-        self.affinity = affinity
-        self.n_neighbors = n_neighbors
-        self.weights = weights
-        self.graph_sigma = graph_sigma
-        self.laplacian = laplacian
-        self.p = p
-        self.use_bias = use_bias
-        self.solver = solver
-        self.early_stopping = early_stopping
-        self.stop_tol = stop_tol
-        self.stop_every = stop_every
-        self.joint_stopping = joint_stopping
-        self.max_iter = max_iter
-        self.refresh_every = refresh_every
-        self.kernel_dtype = kernel_dtype
-        self.warm_start = warm_start
-        self.verbose = verbose
 
     def _solve(self, K, apply_L, Y, unlabeled, K_val, Y_val, warm):
         common = dict(gamma_A=self.gamma_A, gamma_I=self.gamma_I, use_bias=self.use_bias,

@@ -340,8 +340,9 @@ def solve(L, G, lam: float, *, rho="auto", Y0=None, U0=None, tol: float = 1e-5,
         :class:`semisup.linalg.spd.SPDSolver`; ``"cg"`` makes inexact, warm-started
         Jacobi-PCG solves). ``"apg"``: accelerated projected gradient instead of ADMM
         (:mod:`semisup.lass.apg`; one product with ``L`` per iteration, no ``rho``), which
-        stops on a *certified* objective gap: ``tol`` then bounds ``(F(Z) - F*) / |F(Z)|``.
-        ``"auto"``: APG for at least :data:`APG_MIN_N` items, else ADMM with the linear
+        stops on a *certified* objective gap: ``tol`` then bounds ``(F(Z) - F*) / |F(Z)|``;
+        from :data:`semisup.lass.apg.NUMBA_MIN_N` items it runs on parallel compiled
+        kernels when numba (``[fast]`` extra) is installed. ``"auto"``: APG for at least :data:`APG_MIN_N` items, else ADMM with the linear
         solver ``SPDSolver`` picks.
     stopping : {"two-part", "change"}
         ``"change"`` is the paper's test alone (can stop early, spec pitfall 1).

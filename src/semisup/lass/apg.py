@@ -32,6 +32,7 @@ import time
 import numpy as np
 import scipy.sparse.linalg as spla
 
+from .._optional import available
 from .._progress import log
 
 #: safety factor on the Lanczos estimate of lambda_max(L) (Lanczos approaches it from below;
@@ -39,6 +40,10 @@ from .._progress import log
 LIP_SAFETY = 1.02
 #: graphs up to this size use the Gershgorin bound instead of Lanczos (cheap either way).
 LANCZOS_MIN_N = 2000
+#: ``backend="auto"``: problems with at least this many items use the compiled kernels of
+#: :mod:`semisup.lass._apg_numba` when numba is installed (below, the numpy path is fast
+#: enough and loading the cached kernels, ~0.5 s, would dominate).
+NUMBA_MIN_N = 20_000
 
 
 def lipschitz_constant(L, lam: float) -> float:
@@ -85,11 +90,24 @@ def fw_gap(Z: np.ndarray, S: np.ndarray) -> float:
     return float(np.einsum("ij,ij->", S, Z) - S.min(axis=1).sum())
 
 
+def _use_numba(backend: str, n: int) -> bool:
+    if backend not in ("auto", "numpy", "numba"):
+        raise ValueError(f"backend must be 'auto', 'numpy' or 'numba', got {backend!r}.")
+    if backend == "numba":
+        from .._optional import require
+        require("numba", "the compiled APG kernels")
+        return True
+    return backend == "auto" and n >= NUMBA_MIN_N and available("numba")
+
+
 def apg(L, G, lam: float, Z0, *, tol: float, max_iter: int, check_every: int = 1,
-        verbose=False, callback=None):
+        verbose=False, callback=None, backend: str = "auto"):
     """FISTA iterations with gradient restart on a graph without isolated items.
 
-    Parameters are those of :func:`semisup.lass.solve` (``Z0`` feasible). Returns
+    Parameters are those of :func:`semisup.lass.solve` (``Z0`` feasible), plus ``backend``:
+    ``"numpy"`` (numpy/scipy), ``"numba"`` (the parallel compiled kernels of
+    :mod:`semisup.lass._apg_numba`, optional ``[fast]`` extra; same iterates up to
+    rounding) or ``"auto"`` (numba from :data:`NUMBA_MIN_N` items when installed). Returns
     ``(Z, LZ, n_iter, converged, history, timings)`` where ``history`` has the objective
     ``"objective"`` and the certified gap ``"gap"`` (absolute) of each checked iterate.
 
@@ -99,6 +117,9 @@ def apg(L, G, lam: float, Z0, *, tol: float, max_iter: int, check_every: int = 1
     t0 = time.perf_counter()
     lip = lipschitz_constant(L, lam)
     step = 1.0 / lip
+    if _use_numba(backend, G.shape[0]):
+        return _apg_numba(L, G, lam, Z0, step, t0, tol=tol, max_iter=max_iter,
+                          check_every=check_every, verbose=verbose, callback=callback)
     t_setup = time.perf_counter()
     two_lam = 2.0 * lam
     c = two_lam * step
@@ -151,4 +172,64 @@ def apg(L, G, lam: float, Z0, *, tol: float, max_iter: int, check_every: int = 1
                 converged = True
                 break
     timings = {"setup": t_setup - t0, "iterations": time.perf_counter() - t_setup}
+    return Z, LZ, k, converged, hist, timings
+
+
+def _apg_numba(L, G, lam, Z0, step, t0, *, tol, max_iter, check_every, verbose, callback):
+    """The loop of :func:`apg` on the compiled kernels (same iterates up to rounding; each
+    kernel one parallel pass over the N x K arrays, no temporaries). ``timings["compile"]``
+    is the time to compile the kernels, or to load them from numba's cache."""
+    import scipy.sparse as sp
+
+    from . import _apg_numba as nb
+    t_c = time.perf_counter()
+    L = sp.csr_matrix(L, dtype=np.float64)
+    indptr, indices, data = L.indptr, L.indices, L.data
+    Z = np.array(Z0, dtype=np.float64, order="C")
+    G = np.ascontiguousarray(G, dtype=np.float64)
+    # compile (first process ever) or load from the cache, on a tiny problem
+    e = np.zeros((1, 1))
+    nb.csr_matmul(np.zeros(2, indptr.dtype), np.zeros(0, indices.dtype), np.zeros(0), e, e)
+    nb.fista_step(e, e, e, e, e, 0.0, 0.0, e.copy(), e.copy())
+    nb.objective_gap(e, e, e, 0.0)
+    t_setup = time.perf_counter()
+    two_lam = 2.0 * lam
+    c = two_lam * step
+    stepG = step * G
+    LZ = nb.csr_matmul(indptr, indices, data, Z, np.empty_like(Z))
+    LZp, dZ = np.empty_like(Z), np.zeros_like(Z)
+    Zn, dZn = np.empty_like(Z), np.empty_like(Z)
+    theta = 1.0
+    hist = {"objective": [], "gap": [], "restarts": 0}
+    converged, k = False, 0
+    for k in range(1, max_iter + 1):
+        theta_new = 0.5 * (1.0 + np.sqrt(1.0 + 4.0 * theta * theta))
+        beta = (theta - 1.0) / theta_new
+        if k == 1:
+            LZp[:] = LZ  # beta = 0: LZp unused, but keep it defined
+        a, b = nb.fista_step(Z, dZ, LZ, LZp, stepG, c, beta, Zn, dZn)
+        # gradient restart (O'Donoghue & Candes), as in the numpy loop
+        if beta > 0 and beta * a - b > 0:
+            theta_new = 1.0
+            hist["restarts"] += 1
+        # rotate buffers: (Z, dZ, LZp) <- (Zn, dZn, LZ); LZ <- L Zn into the old LZp
+        Z, Zn = Zn, Z
+        dZ, dZn = dZn, dZ
+        LZp, LZ = LZ, nb.csr_matmul(indptr, indices, data, Z, LZp)
+        theta = theta_new
+        if callback is not None:
+            Zc = Z.copy()  # Z's buffer is reused by the next step
+            callback(k, Zc, Zc, None)
+        if k % check_every == 0 or k == max_iter:
+            zs, gz, smin = nb.objective_gap(Z, LZ, G, two_lam)
+            F, gap = 0.5 * (zs - gz), zs - smin
+            hist["objective"].append(F)
+            hist["gap"].append(gap)
+            if verbose and (k % 50 == 0 or k == 1):
+                log(f"[lass apg] iter {k}: F = {F:.10g}, certified gap = {gap:.3g}", verbose)
+            if gap <= tol * abs(F):
+                converged = True
+                break
+    t_end = time.perf_counter()
+    timings = {"setup": t_setup - t0, "compile": t_setup - t_c, "iterations": t_end - t_setup}
     return Z, LZ, k, converged, hist, timings

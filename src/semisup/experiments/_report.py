@@ -1,0 +1,39 @@
+"""Small helpers shared by the experiment modules: machine description, tables, files."""
+
+from __future__ import annotations
+
+import os
+import platform
+import sys
+
+
+def machine() -> str:
+    """Platform, Python version and core count, for benchmark records."""
+    return (f"{platform.platform()}, Python {platform.python_version()}, "
+            f"{os.cpu_count()} cores")
+
+
+def load_average(sep: str = "/") -> str:
+    """The 1, 5 and 15-minute load averages (how busy the machine was)."""
+    return sep.join(f"{v:.2f}" for v in os.getloadavg())
+
+
+def markdown_table(rows: list[dict], cols) -> str:
+    """A Markdown table of ``rows`` (dicts) restricted to ``cols``."""
+    out = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    for r in rows:
+        out.append("| " + " | ".join(str(r.get(c, "")) for c in cols) + " |")
+    return "\n".join(out)
+
+
+def write_text(path: str, text: str) -> str:
+    """Write ``text`` to ``path``, creating its folder; return the path."""
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    with open(path, "w") as fh:
+        fh.write(text)
+    return path
+
+
+def command_line(args) -> str:
+    """The ``semisup ...`` command that produced a record."""
+    return "semisup " + " ".join(sys.argv[1:]) if sys.argv[1:] else "semisup " + args.cmd_name
