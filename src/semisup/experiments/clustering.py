@@ -27,6 +27,7 @@ from .._progress import log
 from .._validation import ConvergenceWarning
 from ._report import command_line as _command, load_average, machine
 from ._report import markdown_table as _table, write_text as _write
+from ._report import add_reproduce_arguments
 
 RESULTS = os.path.join("docs", "results", "clustering.md")
 BENCH = os.path.join("docs", "benchmarks", "clustering.md")
@@ -544,11 +545,7 @@ def cmd_bench(args) -> int:
 # ----------------------------------------------------------------------------- CLI, demo
 def add_reproduce_parser(subparsers):
     p = subparsers.add_parser("clustering", help="Roulet et al. 2016: Tables 1-5")
-    p.add_argument("--quick", action="store_true", help="fewer repetitions, smaller grids")
-    p.add_argument("--plot", action="store_true", help="save PNG figures under --out")
-    p.add_argument("--out", default=os.path.join("out", "clustering"))
-    p.add_argument("--data-home", default=None)
-    p.add_argument("-v", "--verbose", action="store_true")
+    add_reproduce_arguments(p, "clustering", "fewer repetitions, smaller grids")
     p.set_defaults(func=cmd_reproduce, cmd_name="reproduce clustering")
 
 

@@ -38,6 +38,7 @@ import numpy as np
 
 from .._progress import log
 from ._report import load_average as _load, machine as _machine
+from ._report import add_reproduce_arguments
 
 RESULTS_MD = os.path.join("docs", "results", "completion.md")
 BENCH_MD = os.path.join("docs", "benchmarks", "completion.md")
@@ -509,12 +510,9 @@ def _reproduce(args) -> int:
 def add_reproduce_parser(subparsers):
     p = subparsers.add_parser(
         "completion", help="Goldberg et al. 2010: MC-1/MC-b vs impute+SVM baselines")
-    p.add_argument("--quick", action="store_true",
-                   help="1 trial per synthetic setting (3 for the tasks experiment, 2 per "
-                        "real-data omega), lam = 1 on the synthetic grid")
-    p.add_argument("--plot", action="store_true", help="write PNG figures under --out")
-    p.add_argument("--out", default=os.path.join("out", "completion"))
-    p.add_argument("--data-home", default=None)
+    add_reproduce_arguments(p, "completion",
+                            "1 trial per synthetic setting (3 for the tasks experiment, 2 per "
+                            "real-data omega), lam = 1 on the synthetic grid")
     p.add_argument("--only", type=lambda s: s.split(","), default=None,
                    help="comma list of synthetic,tasks,emotions,yeast")
     p.add_argument("--trials-synthetic", type=int, default=None)
@@ -523,7 +521,6 @@ def add_reproduce_parser(subparsers):
     p.add_argument("--resume", action="store_true",
                    help="reuse finished experiments from --out/completion_results.json")
     p.add_argument("--n-jobs", type=int, default=None, help="parallel trials (processes)")
-    p.add_argument("-v", "--verbose", action="store_true")
     p.set_defaults(func=_reproduce)
 
 

@@ -25,6 +25,7 @@ import numpy as np
 from .._progress import log
 from ._report import command_line as _command, load_average, machine
 from ._report import markdown_table as _table, write_text as _write
+from ._report import add_reproduce_arguments
 
 RESULTS = os.path.join("docs", "results", "lass.md")
 BENCH = os.path.join("docs", "benchmarks", "lass.md")
@@ -501,11 +502,7 @@ def cmd_bench(args) -> int:
 
 def add_reproduce_parser(subparsers):
     p = subparsers.add_parser("lass", help="LASS: Figure 1 (two moons) and partial tagging")
-    p.add_argument("--quick", action="store_true", help="fewer iterations and maskings")
-    p.add_argument("--plot", action="store_true", help="save PNG figures under --out")
-    p.add_argument("--out", default=os.path.join("out", "lass"))
-    p.add_argument("--data-home", default=None)
-    p.add_argument("-v", "--verbose", action="store_true")
+    add_reproduce_arguments(p, "lass", "fewer iterations and maskings")
     p.set_defaults(func=cmd_reproduce, cmd_name="reproduce lass")
 
 

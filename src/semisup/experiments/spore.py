@@ -31,6 +31,7 @@ import numpy as np
 
 from .._progress import log
 from ._report import load_average as _load, machine as _machine
+from ._report import add_reproduce_arguments
 
 BENCH_OUT = os.path.join("docs", "benchmarks", "spore.md")
 
@@ -476,12 +477,8 @@ def _reproduce(args) -> int:
 def add_reproduce_parser(subparsers):
     p = subparsers.add_parser("spore", help="SPORE (NIPS 2015): Tables 1, 2, 4 and the "
                               "accuracy-vs-iterations / K0 study")
-    p.add_argument("--quick", action="store_true",
-                   help="2 draws, fixed (C, beta), Table 2 on 1000 nodes, pair 1v2 only, "
-                   "Table 4 with 3 draws")
-    p.add_argument("--plot", action="store_true", help="PNG of accuracy vs t under --out")
-    p.add_argument("--out", default=os.path.join("out", "spore"))
-    p.add_argument("--data-home", default=None)
+    add_reproduce_arguments(p, "spore", "2 draws, fixed (C, beta), Table 2 on 1000 nodes, "
+                            "pair 1v2 only, Table 4 with 3 draws")
     p.add_argument("--tables", default=None,
                    help="comma list of 1,2,4,path (default all; path = long IIP runs, "
                    "accuracy vs t for both K0)")
@@ -491,7 +488,6 @@ def add_reproduce_parser(subparsers):
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--blas-threads", type=int, default=1,
                    help="BLAS/LAPACK threads (default 1: fastest on a shared machine)")
-    p.add_argument("-v", "--verbose", action="store_true")
     p.set_defaults(func=cmd_reproduce)
 
 
