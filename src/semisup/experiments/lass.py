@@ -437,11 +437,27 @@ def bench_direct_vs_cg(sizes=(500, 1000, 2000, 4000), K=10, lam=1.0, verbose=Fal
     return rows
 
 
+def _large_table(large) -> str:
+    return _table([{k: (f"{v:.2f}" if isinstance(v, float) else v) for k, v in large.items()}],
+                  list(large))
+
+
 def cmd_bench(args) -> int:
     t0 = time.perf_counter()
+    large_kw = dict(N=20_000 if args.quick else 100_000, max_iter=args.large_max_iter,
+                    solver=args.large_solver)
+    if args.large_only:
+        # Appends a dated section instead of rewriting the whole record.
+        large = bench_large(**large_kw)
+        text = ["", f"## Large fit only ({datetime.datetime.now():%Y-%m-%d %H:%M})", "",
+                f"Command: `{_command(args)}` ({_machine()}). Same problem and columns as "
+                "'Large fit' above.", "", _large_table(large), ""]
+        with open(BENCH, "a") as fh:
+            fh.write("\n".join(text))
+        print("\n".join(text))
+        return 0
     rows, speed = bench_vs_cvxpy(verbose=args.verbose)
-    large = bench_large(N=20_000 if args.quick else 100_000, max_iter=args.large_max_iter,
-                        solver=args.large_solver)
+    large = bench_large(**large_kw)
     sizes = (500, 1000, 2000) if args.quick else (500, 1000, 2000, 5000, 10000)
     dvc = bench_direct_vs_cg(sizes=sizes, verbose=args.verbose)
     load = os.getloadavg()
@@ -476,8 +492,7 @@ def cmd_bench(args) -> int:
         "'solver' apg = accelerated projected gradient (what 'auto' picks at this size), "
         "cg = ADMM with Jacobi-PCG Z-updates.",
         "",
-        _table([{k: (f"{v:.2f}" if isinstance(v, float) else v) for k, v in large.items()}],
-               list(large)),
+        _large_table(large),
         "",
         "With a cap below what the solver needs the fit stops early (converged = False). "
         "For ADMM the first iterations need the most CG iterations (the Z-changes are "
@@ -513,6 +528,8 @@ def add_bench_parser(subparsers):
                    help="iteration cap of the large fit (default 5000)")
     p.add_argument("--large-solver", default="auto", choices=["auto", "apg", "cg"],
                    help="solver of the large fit (default auto, i.e. APG at this size)")
+    p.add_argument("--large-only", action="store_true",
+                   help="run only the large fit and append its row to the record")
     p.add_argument("-v", "--verbose", action="store_true")
     p.set_defaults(func=cmd_bench, cmd_name="bench lass")
 
