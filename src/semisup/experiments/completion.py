@@ -611,16 +611,22 @@ def _bench_yeast(args, lines):
               "down to 1e-5) plus the refit.", ""]
 
 
+#: each imputation method is timed this many times; the best time is reported
+IMPUTE_REPEAT = 3
+
+
 def _softimpute_script():
-    return r"""
+    return f"REPEAT = {IMPUTE_REPEAT}\n" + r"""
 import json, sys, time, numpy as np
 from fancyimpute import SoftImpute
 d = np.load(sys.argv[1])
 Xin = d["Xin"]
-t0 = time.perf_counter()
-Xh = SoftImpute(verbose=False).fit_transform(Xin)
-t = time.perf_counter() - t0
-print(json.dumps({"seconds": t, "Xhat_file": sys.argv[2]}))
+times = []
+for _ in range(REPEAT):
+    t0 = time.perf_counter()
+    Xh = SoftImpute(verbose=False).fit_transform(Xin)
+    times.append(time.perf_counter() - t0)
+print(json.dumps({"seconds": min(times), "Xhat_file": sys.argv[2]}))
 np.save(sys.argv[2], Xh)
 """
 
@@ -643,9 +649,12 @@ def _bench_impute(args, lines):
 
     # ours: continuation down to the paper's final mu (no CV), automatic SVD choice
     for mu, svd in ((1e-5, "auto"), (1e-5, "gram")):
-        t0 = time.perf_counter()
-        path = fpc_path(X.T, M.T, mu_final=mu, svd=svd, random_state=0)
-        t = time.perf_counter() - t0
+        times = []
+        for _ in range(IMPUTE_REPEAT):
+            t0 = time.perf_counter()
+            path = fpc_path(X.T, M.T, mu_final=mu, svd=svd, random_state=0)
+            times.append(time.perf_counter() - t0)
+        t = min(times)
         err = imputation_error(X, path.Z.T, M)
         lines.append(f"| semisup FPC, continuation to μ = {mu:g}, svd={svd} "
                      f"({path.n_iter.sum()} iterations; {path.svd_methods}) | {t:.2f} | "
@@ -661,9 +670,12 @@ def _bench_impute(args, lines):
     soft = None
     try:
         from fancyimpute import SoftImpute  # noqa: F401
-        t0 = time.perf_counter()
-        Xh = SoftImpute(verbose=False).fit_transform(Xin)
-        soft = (time.perf_counter() - t0, Xh, "in-process")
+        times = []
+        for _ in range(IMPUTE_REPEAT):
+            t0 = time.perf_counter()
+            Xh = SoftImpute(verbose=False).fit_transform(Xin)
+            times.append(time.perf_counter() - t0)
+        soft = (min(times), Xh, "in-process")
     except ImportError:
         py = args.fancyimpute_python
         if py and os.path.exists(py):
@@ -690,7 +702,8 @@ def _bench_impute(args, lines):
     else:
         lines.append("| fancyimpute SoftImpute | not importable (pass --fancyimpute-python "
                      "PATH to a Python that has it) | | |")
-    lines += ["", "Both run single-threaded BLAS. SoftImpute uses its defaults (shrinkage "
+    lines += ["", f"Seconds: best of {IMPUTE_REPEAT} runs of each method, in the same run. "
+              "Both run single-threaded BLAS. SoftImpute uses its defaults (shrinkage "
               "σ_max/50, convergence threshold 1e-3, ≤ 100 iterations, full SVD each "
               "iteration). Ours: FPC with continuation (η = 0.25) from 0.25 σ1 down to "
               "μ = 1e-5, step |Ω_X|, stage tolerance 1e-5; svd=auto keeps the iterate as "
