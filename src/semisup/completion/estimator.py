@@ -16,6 +16,7 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
+from .._progress import log
 from .fpc import continuation_grid, fpc_path
 from .metrics import sign_pm
 from .model_selection import cv_label_errors, observed_sigma1
@@ -248,9 +249,8 @@ class MatrixCompletionTransducer(BaseEstimator):
         lams = list(self.lam_grid) if self.lam == "cv" else [float(self.lam)]
         self.mu_grid_ = grid
         if tune_mu or len(lams) > 1:
-            if self.verbose:
-                print(f"[completion] CV: {len(lams)} lam x {self.n_folds} folds, "
-                      f"{grid.size} mu values", flush=True)
+            log(f"[completion] CV: {len(lams)} lam x {self.n_folds} folds, "
+                f"{grid.size} mu values", self.verbose)
             errs, _ = cv_label_errors(Xt, MXt, Yt, MYt, variant=self.variant, lams=lams,
                                       grid=grid, n_folds=self.n_folds, rng=rng,
                                       n_jobs=self.n_jobs, random_state=rng, **fpc_kw)
