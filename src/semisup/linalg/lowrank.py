@@ -38,6 +38,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg as sla
 
+from .sparse import csr_dense_matmul
+
 __all__ = ["ShrinkResult", "shrink", "shrink_lowrank_plus_sparse", "nuclear_norm",
            "svd_thin"]
 
@@ -264,10 +266,10 @@ def shrink_lowrank_plus_sparse(U, s, Vt, S, tau: float, *, rank_estimate: int, S
     k = rank_estimate + oversampling
 
     def matvec(Om):          # A @ Om
-        return U @ (s[:, None] * (Vt @ Om)) + S @ Om
+        return U @ (s[:, None] * (Vt @ Om)) + csr_dense_matmul(S, Om)
 
     def rmatvec(Q):          # A^T @ Q
-        return Vt.T @ (s[:, None] * (U.T @ Q)) + St @ Q
+        return Vt.T @ (s[:, None] * (U.T @ Q)) + csr_dense_matmul(St, Q)
 
     while True:
         k = min(k, max_block)
