@@ -7,18 +7,7 @@ from semisup.baselines.graph_kernels import (KERNELS, GraphKernelSVM, LaplacianS
                                              majority_graph, union_graph)
 from semisup.spore.svm_dual import svm_dual, svm_scores
 
-EDGES = [(0, 1), (0, 2), (1, 2), (1, 3), (2, 3), (3, 4), (4, 5), (4, 6), (5, 6), (5, 7),
-         (6, 7), (0, 7)]
-Y = np.array([1, 1, 1, 1, -1, -1, -1, -1], dtype=float)
-S = np.array([0, 1, 2, 5, 6])
-
-
-def _adj(edges, n=8):
-    A = np.zeros((n, n))
-    for i, j in edges:
-        A[i, j] = A[j, i] = 1.0
-    return A
-
+from spore_graphs import EDGES, S, Y, adjacency as _adj  # noqa: E402
 
 A8 = _adj(EDGES)
 TV_D5 = {
