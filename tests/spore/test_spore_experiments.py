@@ -31,7 +31,8 @@ def test_ties_go_to_the_larger_labelled_class():
 
 def test_demo_rows():
     rows = exp.demo_rows()
-    assert {r["method"] for r in rows} == {"SPORE (T=5, 20 inner)", "N-Lap SVM"}
+    assert {r["method"] for r in rows} == {"SPORE (T=5, 20 inner)", "N-Lap SVM",
+                                           "MultiGraphSPORE (3 graphs)"}
     for r in rows:
         assert set(r) == {"method", "data", "metric", "score", "seconds"}
         assert 0.5 < r["score"] <= 1.0
