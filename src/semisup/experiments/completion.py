@@ -113,17 +113,50 @@ def _limit_threads(fn, *args, **kw):
         return fn(*args, **kw)
 
 
-def _map(jobs, n_jobs, verbose, desc):
-    """Run ``(fn, args, kwargs)`` jobs, one BLAS thread each, in ``n_jobs`` processes."""
+def _map(jobs, n_jobs, verbose, desc, cache=None):
+    """Run ``(fn, args, kwargs)`` jobs, one BLAS thread each, in ``n_jobs`` processes.
+
+    With ``cache`` (a folder), each finished job's result is written to
+    ``cache/<desc>-<index>.json`` as soon as it returns and jobs whose file exists are not
+    run again, so a long reproduction can be interrupted and resumed trial by trial.
+    """
+    def path(k):
+        return None if cache is None else os.path.join(cache, f"{desc}-{k}.json")
+
+    res = [None] * len(jobs)
+    todo = []
+    for k in range(len(jobs)):
+        f = path(k)
+        if f is not None and os.path.exists(f):
+            with open(f) as fh:
+                res[k] = json.load(fh)
+        else:
+            todo.append(k)
+    if cache is not None:
+        os.makedirs(cache, exist_ok=True)
+        if len(todo) < len(jobs):
+            log(f"[completion] {desc}: {len(jobs) - len(todo)} trial(s) reused from {cache}",
+                verbose)
+
+    def done(k, r):
+        res[k] = r
+        if cache is not None:
+            with open(path(k) + ".tmp", "w") as fh:
+                json.dump(r, fh, default=float)
+            os.replace(path(k) + ".tmp", path(k))
+        log(f"[completion] {desc}: {sum(x is not None for x in res)}/{len(jobs)}", verbose)
+
     if n_jobs in (None, 1):
-        res = []
-        for k, (fn, a, kw) in enumerate(jobs):
-            res.append(_limit_threads(fn, *a, **kw))
-            log(f"[completion] {desc}: {k + 1}/{len(jobs)}", verbose)
+        for k in todo:
+            fn, a, kw = jobs[k]
+            done(k, _limit_threads(fn, *a, **kw))
         return res
     from joblib import Parallel, delayed
-    return Parallel(n_jobs=n_jobs, verbose=10 if verbose else 0)(
-        delayed(_limit_threads)(fn, *a, **kw) for fn, a, kw in jobs)
+    out = Parallel(n_jobs=n_jobs, return_as="generator")(
+        delayed(_limit_threads)(jobs[k][0], *jobs[k][1], **jobs[k][2]) for k in todo)
+    for k, r in zip(todo, out):
+        done(k, r)
+    return res
 
 
 # --------------------------------------------------------------------------------------------
@@ -137,12 +170,12 @@ def _synthetic_trial(setting, seed, lam):
                      seed=seed)
 
 
-def synthetic_experiment(trials, lam, n_jobs=None, verbose=False):
+def synthetic_experiment(trials, lam, n_jobs=None, verbose=False, cache=None):
     from ..datasets.completion_synthetic import synthetic_grid
     settings = list(synthetic_grid())
     jobs = [(_synthetic_trial, (s, 1000 * i + k, lam), {}) for i, s in enumerate(settings)
             for k in range(trials)]
-    res = _map(jobs, n_jobs, verbose, "synthetic grid")
+    res = _map(jobs, n_jobs, verbose, f"synthetic-{trials}x-lam{lam}", cache)
     return [dict(setting=s, trials=res[i * trials:(i + 1) * trials])
             for i, s in enumerate(settings)]
 
@@ -154,10 +187,10 @@ def _tasks_trial(t, seed, lam):
                      seed=seed, methods=("MC-1", "MC-b"))
 
 
-def tasks_experiment(trials, lam, n_jobs=None, verbose=False):
+def tasks_experiment(trials, lam, n_jobs=None, verbose=False, cache=None):
     # the same seeds for t = 2 and t = 10: X0 and the first rows of W are shared
     jobs = [(_tasks_trial, (t, 50_000 + k, lam), {}) for t in (2, 10) for k in range(trials)]
-    res = _map(jobs, n_jobs, verbose, "tasks")
+    res = _map(jobs, n_jobs, verbose, f"tasks-{trials}x-lam{lam}", cache)
     return {2: res[:trials], 10: res[trials:]}
 
 
@@ -175,14 +208,15 @@ def _real_trial(X, Y, omega, seed, em_k):
                      oracle=True)
 
 
-def real_experiment(name, trials, em_k, data_home=None, n_jobs=None, verbose=False):
+def real_experiment(name, trials, em_k, data_home=None, n_jobs=None, verbose=False,
+                    cache=None):
     from ..datasets import load_dataset
     b = load_dataset(name, data_home=data_home)
     X = np.asarray(b.data, dtype=float)
     Y = 2.0 * np.asarray(b.target, dtype=float) - 1.0
     jobs = [(_real_trial, (X, Y, om, 7000 + 100 * i + k, em_k), {})
             for i, om in enumerate(OMEGAS) for k in range(trials)]
-    res = _map(jobs, n_jobs, verbose, name)
+    res = _map(jobs, n_jobs, verbose, f"{name}-{trials}x", cache)
     return {om: res[i * trials:(i + 1) * trials] for i, om in enumerate(OMEGAS)}
 
 
@@ -472,6 +506,7 @@ def _reproduce(args) -> int:
     only = set(args.only or ("synthetic", "tasks", "emotions", "yeast"))
     os.makedirs(args.out, exist_ok=True)
     raw = os.path.join(args.out, "completion_results.json")
+    cache = os.path.join(args.out, "trials")  # one JSON per finished trial (resumable)
     results = {}
     if args.resume and os.path.exists(raw):
         with open(raw) as fh:
@@ -489,16 +524,16 @@ def _reproduce(args) -> int:
 
     if "synthetic" in only and "synthetic" not in results:
         results["synthetic"] = synthetic_experiment(args.trials_synthetic, lam_syn,
-                                                    args.n_jobs, args.verbose)
+                                                    args.n_jobs, args.verbose, cache)
         save()
     if "tasks" in only and "tasks" not in results:
         results["tasks"] = tasks_experiment(args.trials_tasks, lam_syn, args.n_jobs,
-                                            args.verbose)
+                                            args.verbose, cache)
         save()
     for name, em_k in (("emotions", 4), ("yeast", 0)):
         if name in only and name not in results:
             results[name] = real_experiment(name, args.trials_real, em_k, args.data_home,
-                                            args.n_jobs, args.verbose)
+                                            args.n_jobs, args.verbose, cache)
             save()
     _write_results(results, args, time.perf_counter() - t0)
     if args.plot:
