@@ -38,6 +38,7 @@ import numpy as np
 
 from .._progress import log
 from ._report import load_average as _load, machine as _machine
+from ._checkpoint import TrialCache, run_jobs
 from ._report import add_reproduce_arguments
 
 RESULTS_MD = os.path.join("docs", "results", "completion.md")
@@ -116,47 +117,12 @@ def _limit_threads(fn, *args, **kw):
 def _map(jobs, n_jobs, verbose, desc, cache=None):
     """Run ``(fn, args, kwargs)`` jobs, one BLAS thread each, in ``n_jobs`` processes.
 
-    With ``cache`` (a folder), each finished job's result is written to
-    ``cache/<desc>-<index>.json`` as soon as it returns and jobs whose file exists are not
-    run again, so a long reproduction can be interrupted and resumed trial by trial.
+    With ``cache`` (a folder), each finished trial is stored as ``<desc>-<index>.json``
+    and reused by a later run (:mod:`._checkpoint`).
     """
-    def path(k):
-        return None if cache is None else os.path.join(cache, f"{desc}-{k}.json")
-
-    res = [None] * len(jobs)
-    todo = []
-    for k in range(len(jobs)):
-        f = path(k)
-        if f is not None and os.path.exists(f):
-            with open(f) as fh:
-                res[k] = json.load(fh)
-        else:
-            todo.append(k)
-    if cache is not None:
-        os.makedirs(cache, exist_ok=True)
-        if len(todo) < len(jobs):
-            log(f"[completion] {desc}: {len(jobs) - len(todo)} trial(s) reused from {cache}",
-                verbose)
-
-    def done(k, r):
-        res[k] = r
-        if cache is not None:
-            with open(path(k) + ".tmp", "w") as fh:
-                json.dump(r, fh, default=float)
-            os.replace(path(k) + ".tmp", path(k))
-        log(f"[completion] {desc}: {sum(x is not None for x in res)}/{len(jobs)}", verbose)
-
-    if n_jobs in (None, 1):
-        for k in todo:
-            fn, a, kw = jobs[k]
-            done(k, _limit_threads(fn, *a, **kw))
-        return res
-    from joblib import Parallel, delayed
-    out = Parallel(n_jobs=n_jobs, return_as="generator")(
-        delayed(_limit_threads)(jobs[k][0], *jobs[k][1], **jobs[k][2]) for k in todo)
-    for k, r in zip(todo, out):
-        done(k, r)
-    return res
+    return run_jobs(jobs, [f"{desc}-{k}" for k in range(len(jobs))], TrialCache(cache),
+                    n_jobs=n_jobs, wrap=_limit_threads, verbose=verbose,
+                    desc=f"completion {desc}")
 
 
 # --------------------------------------------------------------------------------------------

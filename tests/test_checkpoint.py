@@ -1,0 +1,53 @@
+"""Resumable experiment runs (semisup.experiments._checkpoint)."""
+
+import math
+
+import numpy as np
+import pytest
+
+from semisup.experiments._checkpoint import TrialCache, run_jobs
+
+CALLS = []
+
+
+def _record(x):
+    CALLS.append(x)
+    return {"x": x, "root": np.sqrt(x), "vec": np.arange(2)}
+
+
+def test_finished_jobs_are_stored_and_not_rerun(tmp_path):
+    cache = TrialCache(str(tmp_path / "c"))
+    jobs = [(_record, (float(i),), {}) for i in range(4)]
+    keys = [f"t-{i}" for i in range(4)]
+    CALLS.clear()
+    first = run_jobs(jobs[:2], keys[:2], cache)
+    assert CALLS == [0.0, 1.0]
+    CALLS.clear()
+    out = run_jobs(jobs, keys, cache)           # resumes: only the two new jobs run
+    assert CALLS == [2.0, 3.0]
+    assert out[:2] == first
+    assert out[3] == {"x": 3.0, "root": math.sqrt(3.0), "vec": [0, 1]}
+    assert sorted(p.name for p in (tmp_path / "c").iterdir()) == [f"t-{i}.json"
+                                                                   for i in range(4)]
+
+
+def test_parallel_jobs_match_serial(tmp_path):
+    jobs = [(math.sqrt, (float(i),), {}) for i in range(5)]
+    keys = [f"s-{i}" for i in range(5)]
+    par = run_jobs(jobs, keys, TrialCache(str(tmp_path)), n_jobs=2)
+    assert par == [math.sqrt(i) for i in range(5)]
+    assert run_jobs(jobs, keys, TrialCache(None)) == par
+
+
+def test_bad_keys_are_refused(tmp_path):
+    cache = TrialCache(str(tmp_path))
+    with pytest.raises(ValueError, match="cache key"):
+        cache.put("a/b", 1)
+    with pytest.raises(ValueError, match="distinct key"):
+        run_jobs([(abs, (1,), {})] * 2, ["k", "k"], cache)
+
+
+def test_cache_run_returns_stored_value(tmp_path):
+    cache = TrialCache(str(tmp_path))
+    assert cache.run("a", lambda: (1, 2)) == [1, 2]
+    assert cache.run("a", lambda: pytest.fail("recomputed")) == [1, 2]
