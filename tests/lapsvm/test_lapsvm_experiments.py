@@ -67,3 +67,70 @@ def test_coil_scaling_unit_norm_fits_the_papers_sigma():
         ratios[scaling] = exp.CONFIGS["coil20b"]["sigma"] / d[:, 10].mean()
     assert 1.0 < ratios["unit-norm"] < 3.0      # USPST: 1.9, G50C: 2.1 on Sindhwani's files
     assert ratios["pixels"] < 0.2
+
+
+def _reproduce_args(tmp_path, **kw):
+    import argparse
+    a = dict(datasets=["g50c"], quick=True, tune=False, plot=False, max_direct_n=5000,
+             out=str(tmp_path / "out"), cache_dir=None, resume=True, assemble_only=False,
+             results=str(tmp_path / "lapsvm.md"), coil_scaling="unit-norm", blas_threads=None,
+             data_home=None, verbose=False, argv=["--datasets", "g50c", "--quick"])
+    a.update(kw)
+    return argparse.Namespace(**a)
+
+
+def test_reproduce_resumes_from_cached_splits(tmp_path, monkeypatch):
+    """G50C, 2 splits: a second run loads every split (and the dual's gamma_I) from the
+    cache, computes nothing and gives the same summary; --assemble-only reports the splits
+    present."""
+    import os
+
+    import pytest
+    from shared_data import require_dataset_dir
+    require_dataset_dir("g50c")
+    args = _reproduce_args(tmp_path)
+    summary, meta = exp.reproduce_dataset("g50c", args)
+    cache = tmp_path / "out" / "splits"
+    files = sorted(os.listdir(cache))
+    assert files == ["g50c-dual-of2.json", "g50c-split01of2-tune=0-direct=1-dual=val.json",
+                     "g50c-split02of2-tune=0-direct=1-dual=val.json"]
+    assert meta == dict(n=meta["n"], n_splits=2, n_splits_protocol=2) and meta["n"] > 300
+    assert set(summary) == set(exp.METHODS) and summary["PCG stability"]["n_splits"] == 2
+
+    def fail(*a, **kw):
+        raise AssertionError("recomputed a cached split")
+
+    orig = {f: getattr(exp, f) for f in ("run_split", "select_dual", "setup_split")}
+    for f in orig:
+        monkeypatch.setattr(exp, f, fail)
+    assert exp.reproduce_dataset("g50c", args) == (summary, meta)
+    with pytest.raises(AssertionError, match="recomputed"):
+        exp.reproduce_dataset("g50c", _reproduce_args(tmp_path, resume=False))
+
+    # --no-resume recomputes every split, selecting the dual's gamma_I once
+    calls = []
+    for f, fn in orig.items():
+        monkeypatch.setattr(exp, f, lambda *a, _f=f, _fn=fn, **kw: calls.append(_f)
+                            or _fn(*a, **kw))
+    s2, m2 = exp.reproduce_dataset("g50c", _reproduce_args(tmp_path, resume=False))
+    assert sorted(calls) == ["run_split"] * 2 + ["select_dual"] + ["setup_split"] * 2
+    assert m2 == meta and s2["SVM"] == summary["SVM"]   # deterministic, untimed
+
+    # assemble the report from the cache alone, with one split missing
+    os.remove(cache / files[2])
+    assert exp.cmd_reproduce(_reproduce_args(tmp_path, assemble_only=True,
+                                             datasets=None)) == 0
+    report = (tmp_path / "lapsvm.md").read_text()
+    assert "| G50C | PCG stability |" in report and "COIL20" not in report.split("##")[1]
+    assert "Fewer than the paper's 12 splits" in report and "G50C 1 of 2" in report
+    assert "--assemble-only" in report
+
+
+def test_cli_resume_options():
+    from semisup.cli import build_parser
+    p = build_parser()
+    a = p.parse_args(["reproduce", "lapsvm"])
+    assert a.resume and not a.assemble_only and a.cache_dir is None
+    b = p.parse_args(["reproduce", "lapsvm", "--no-resume", "--cache-dir", "c",
+                      "--assemble-only"])
+    assert not b.resume and b.assemble_only and b.cache_dir == "c"

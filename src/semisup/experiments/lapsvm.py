@@ -6,6 +6,10 @@
     baselines of Table 4, on the paper's protocol (12 splits, Table 2 sizes, Appendix A
     parameters), with the paper's numbers beside ours in ``docs/results/lapsvm.md``.
     ``--plot`` draws Figures 3, 4 (two moons) and 5–7 (error vs PCG iteration).
+    Resumable: each finished split is stored as one JSON file under ``<--out>/splits``
+    (``--cache-dir``) and loaded, not recomputed, by a later run (``--no-resume`` to
+    recompute); ``--assemble-only`` writes the report from the cached splits alone, so runs
+    of different ``--datasets`` can be combined.
 ``semisup bench lapsvm``
     MNIST3VS8 PCG with the stability check (time, test error), PCG time on the other data
     sets against Table 3, and dual vs Newton vs PCG at n = 1k, 2k, 4k, 8k (time, memory).
@@ -35,6 +39,7 @@ from ..kernels import kernel_matrix
 from ..lapsvm import (LapRLS, LapSVM, dual_lapsvm, laplacian_operator, laprls_closed_form,
                       newton, pcg, rlsc_fit, svm_fit)
 from ..lapsvm.stopping import make_rule
+from ._checkpoint import TrialCache
 
 RESULTS_OUT = os.path.join("docs", "results", "lapsvm.md")
 BENCH_OUT = os.path.join("docs", "benchmarks", "lapsvm.md")
@@ -385,42 +390,136 @@ def _fmt(ms, digits=2):
     return f"{ms[0]:.{digits}f} ({ms[1]:.{digits}f})"
 
 
-def reproduce_dataset(name, args):
-    cfg = CONFIGS[name]
-    n_splits = 2 if args.quick else 12
-    X, y, splits = load(name, args.data_home, n_splits=n_splits,
-                        coil_scaling=args.coil_scaling)
-    rows = []
-    dual_params = cfg["dual"]
-    for k, split in enumerate(splits):
-        S = setup_split(cfg, X, y, split)
-        n = S["K"].shape[0]
-        direct = n <= args.max_direct_n or k == 0 and not args.quick
-        if k == 0 and n <= args.max_direct_n and name != "facemit":
-            dual_params = select_dual(cfg, S, args.verbose)
-        params = dict(newton=cfg["newton"], pcg=dict(cfg["pcg"]), dual=dual_params)
-        if args.tune:
-            params["pcg"] = {r: tune(cfg, S, r, args.verbose) for r in RULES}
-        res = run_split(cfg, S, METHODS, params, direct=direct and name != "facemit")
-        rows.append(res)
-        log(f"[lapsvm] {cfg['label']} split {k + 1}/{len(splits)} n={n}: " + ", ".join(
-            f"{m} T={v['err'][2]:.2f}%" + (f" {v['time']:.2f}s" if "time" in v else "")
-            for m, v in res.items()), args.verbose)
-        if args.plot and k == 0 and name in ("uspst", "mnist3vs8", "coil20"):
-            figure_error_vs_iterations(name, cfg, S, args.out, max_direct_n=args.max_direct_n)
+def split_key(name, k, n_splits, cfg, args, direct, dual_selected):
+    """Cache key of split ``k`` (0-based; 1-based in the key) of data set ``name``.
+
+    It names everything that changes the split's record: the data set, the split and the
+    number of splits drawn (2 with ``--quick``, else 12), the COIL scaling (COIL data sets
+    only), ``--tune``, whether the direct solvers (LapRLSC, dual, Newton) run on this split
+    (``--max-direct-n``, ``--quick``) and, if they do, whether the dual's gamma_I is the one
+    selected on split 0 (``dual=val``) or Table 9's (``dual=table``).
+    """
+    key = f"{name}-split{k + 1:02d}of{n_splits}"
+    if cfg.get("coil"):
+        key += f"-coil={args.coil_scaling}"
+    key += f"-tune={int(bool(args.tune))}-direct={int(bool(direct))}"
+    if direct:
+        key += f"-dual={'val' if dual_selected else 'table'}"
+    return key
+
+
+def dual_key(name, n_splits, cfg, args):
+    """Cache key of the dual LapSVM's (gamma_A, gamma_I) selected on split 0."""
+    key = f"{name}-dual-of{n_splits}"
+    if cfg.get("coil"):
+        key += f"-coil={args.coil_scaling}"
+    return key
+
+
+def split_cache(args):
+    """The folder of per-split records: ``--cache-dir``, by default ``<--out>/splits``."""
+    return TrialCache(getattr(args, "cache_dir", None) or os.path.join(args.out, "splits"))
+
+
+def _cached(cache, key, fn, resume=True):
+    """``fn()`` stored under ``key``, or the stored value when resuming; always as loaded
+    from JSON, so fresh and resumed runs summarise identical records."""
+    if not (resume and key in cache):
+        cache.put(key, fn())
+    return cache.get(key)
+
+
+def summarize(rows):
+    """Mean (std) over the split records ``rows`` ({method: record}, fresh or from JSON)."""
     summary = {}
     for m in METHODS:
         recs = [r[m] for r in rows if m in r]
         if not recs:
             continue
         summary[m] = dict(
-            err=[_ms([r["err"][i] for r in recs]) for i in range(3)],
+            err=[_ms([float(r["err"][i]) for r in recs]) for i in range(3)],
             time=_ms([r["time"] for r in recs]) if "time" in recs[0] else None,
             iters=_ms([r["iters"] for r in recs]) if "iters" in recs[0] else None,
             ls=_ms([r["ls"] for r in recs]) if "ls" in recs[0] else None,
             steps=_ms([r["steps"] for r in recs]) if "steps" in recs[0] else None,
             n_splits=len(recs))
-    return summary, dict(n=int(S["K"].shape[0]), n_splits=len(splits))
+    return summary
+
+
+def reproduce_dataset(name, args):
+    """Summary and meta data of one data set over the protocol's splits, split by split.
+
+    Each split's record (``run_split``'s output under ``"methods"``, plus ``n``, ``direct``
+    and the parameters used) is stored as one JSON file in :func:`split_cache` as soon as it
+    is computed; with ``args.resume`` (default) a split whose key (:func:`split_key`) is
+    there is loaded instead. The dual's gamma_I selected on split 0 is cached under its own
+    key (:func:`dual_key`), so a resumed run uses it for the later splits. With
+    ``args.assemble_only`` nothing is computed: the splits present are summarised (``None``
+    if there are none). ``meta["n_splits"]`` is the number of split records summarised,
+    ``meta["n_splits_protocol"]`` the number the protocol asks for.
+    """
+    cfg = CONFIGS[name]
+    n_splits = 2 if args.quick else 12
+    resume = getattr(args, "resume", True)
+    assemble = getattr(args, "assemble_only", False)
+    cache = split_cache(args)
+    if assemble and not any(f.startswith(f"{name}-split") for f in os.listdir(cache.folder)):
+        return None
+    X, y, splits = load(name, args.data_home, n_splits=n_splits,
+                        coil_scaling=args.coil_scaling)
+    sizes = [len(s["labeled"]) + len(s["unlabeled"]) for s in splits]
+    # the dual's gamma_I is chosen on V of split 0 when the direct solvers can run there
+    dual_selected = sizes[0] <= args.max_direct_n and name != "facemit"
+    S0, dual = None, {}
+
+    def dual_params():  # selected (or loaded) once per run, when a split first needs it
+        if not dual_selected:
+            return cfg["dual"]
+        if "params" not in dual:
+            dual["params"] = tuple(_cached(
+                cache, dual_key(name, n_splits, cfg, args),
+                lambda: select_dual(cfg, S0 if S0 is not None
+                                    else setup_split(cfg, X, y, splits[0]), args.verbose),
+                resume))
+        return dual["params"]
+
+    rows, n = [], None
+    for k, split in enumerate(splits):
+        direct = ((sizes[k] <= args.max_direct_n or k == 0 and not args.quick)
+                  and name != "facemit")
+        key = split_key(name, k, n_splits, cfg, args, direct, dual_selected)
+        if (resume or assemble) and key in cache:
+            rec = cache.get(key)
+            log(f"[lapsvm] {cfg['label']} split {k + 1}/{len(splits)}: loaded {key}",
+                args.verbose)
+        elif assemble:
+            continue
+        else:
+            S = setup_split(cfg, X, y, split)
+            if k == 0:
+                S0 = S
+            params = dict(newton=cfg["newton"], pcg=dict(cfg["pcg"]),
+                          dual=dual_params() if direct else cfg["dual"])
+            if args.tune:
+                params["pcg"] = {r: tune(cfg, S, r, args.verbose) for r in RULES}
+            res = run_split(cfg, S, METHODS, params, direct=direct)
+            cache.put(key, dict(n=int(S["K"].shape[0]), split=k, direct=bool(direct),
+                                params=params, methods=res))
+            rec = cache.get(key)
+            log(f"[lapsvm] {cfg['label']} split {k + 1}/{len(splits)} n={rec['n']}: " +
+                ", ".join(f"{m} T={v['err'][2]:.2f}%" + (f" {v['time']:.2f}s" if "time" in v
+                                                         else "")
+                          for m, v in res.items()), args.verbose)
+            if args.plot and k == 0 and name in ("uspst", "mnist3vs8", "coil20"):
+                figure_error_vs_iterations(name, cfg, S, args.out,
+                                           max_direct_n=args.max_direct_n)
+            del S
+            S0 = None
+        rows.append(rec["methods"])
+        n = rec["n"]
+    if not rows:
+        return None
+    return summarize(rows), dict(n=int(n), n_splits=len(rows), n_splits_protocol=len(splits))
 
 
 def _paper_err(name, m, i):
@@ -470,6 +569,16 @@ def write_results(all_res, args, path):
               "in size with the paper's 24 025 training points.", ""]
     if args.quick:
         L += ["`--quick`: 2 splits per data set only; std over 2 splits is not meaningful.", ""]
+    if getattr(args, "assemble_only", False):
+        L += [f"Assembled (`--assemble-only`) from the split records cached in "
+              f"`{split_cache(args).folder}`, which may come from several runs.", ""]
+    few = [f"{CONFIGS[k]['label']} {meta['n_splits']} of "
+           f"{meta.get('n_splits_protocol', meta['n_splits'])}"
+           for k, (_, meta) in all_res.items() if meta["n_splits"] < 12]
+    if few:
+        L += ["**Fewer than the paper's 12 splits** (means and std over the splits present; "
+              "methods skipped above `--max-direct-n` may have fewer): " + ", ".join(few)
+              + ".", ""]
     L += ["## Table 3 / 6 — training time (s), PCG and line-search iterations", "",
           "| data set | n | method | time ours | time paper | PCG iters ours | paper | "
           "LS iters ours | paper |", "|---|---|---|---|---|---|---|---|---|"]
@@ -519,11 +628,22 @@ def cmd_reproduce(args) -> int:
     if unknown:
         raise SystemExit(f"unknown data set(s) {sorted(unknown)}; choose from {list(CONFIGS)}")
     all_res = {}
+    assemble = getattr(args, "assemble_only", False)
     for name in names:
         log(f"[lapsvm] {CONFIGS[name]['label']} ...", True)
-        all_res[name] = reproduce_dataset(name, args)
+        res = reproduce_dataset(name, args)
+        if res is None:
+            log(f"[lapsvm] {CONFIGS[name]['label']}: no cached splits in "
+                f"{split_cache(args).folder}, left out", True)
+            continue
+        all_res[name] = res
+        if not assemble:
+            write_results(all_res, args, args.results)
+    if assemble:
+        if not all_res:
+            raise SystemExit(f"no cached splits for {names} in {split_cache(args).folder}")
         write_results(all_res, args, args.results)
-    if args.plot:
+    if args.plot and not assemble:
         figure_two_moons(args.out)
     print(open(args.results).read())
     return 0
@@ -805,12 +925,26 @@ def add_reproduce_parser(subparsers) -> None:
     p.add_argument("--quick", action="store_true", help="2 splits per data set")
     p.add_argument("--tune", action="store_true",
                    help="re-run the (gamma_A, gamma_I) validation grid for each PCG rule")
-    p.add_argument("--plot", action="store_true", help="Figures 3-7 as PNG under --out")
+    p.add_argument("--plot", action="store_true",
+                   help="Figures 3-7 as PNG under --out; Figures 5-7 are drawn only when "
+                        "split 0 is computed, not when it is loaded from the cache "
+                        "(--no-resume redraws them)")
     p.add_argument("--max-direct-n", type=int, default=5000,
                    help="above this n, dual/Newton/LapRLS run on the first split only "
                         "(skipped with --quick)")
     p.add_argument("--out", default=os.path.join("out", "lapsvm"))
     p.add_argument("--results", default=RESULTS_OUT, help="markdown file of the tables")
+    p.add_argument("--cache-dir", default=None,
+                   help="folder of per-split JSON records (default: <--out>/splits); each "
+                        "finished split is stored there at once")
+    p.add_argument("--resume", action=argparse.BooleanOptionalAction, default=True,
+                   help="load the splits already in --cache-dir instead of recomputing them "
+                        "(default); --no-resume recomputes and overwrites them")
+    p.add_argument("--assemble-only", action="store_true",
+                   help="compute nothing: write --results from the splits cached for "
+                        "--datasets (default all) with the same --quick / --tune / "
+                        "--coil-scaling / --max-direct-n, e.g. to combine runs of different "
+                        "data sets; data sets with no cached split are left out")
     _add_common_options(p)
     p.add_argument("--data-home", default=None)
     p.add_argument("-v", "--verbose", action="store_true")
