@@ -62,3 +62,40 @@ def test_pg_fit_on_movie_reviews_under_10s():
     m = ClusteredRegressor(15, alpha=1e-3 * exp._spectral_scale(X)).fit(X, y)
     assert time.perf_counter() - t < 10
     assert np.unique(m.coef_).size <= 15
+
+
+def test_reproduce_resumes_from_the_repetition_cache(tmp_path, monkeypatch):
+    # tiny grid: Tables 2 and 3 reduce to the one cell they share, (n = 150, sigma = 0.5)
+    import argparse
+    monkeypatch.setattr(exp, "N_GRID", [150])
+    monkeypatch.setattr(exp, "SIGMA_GRID", [0.5])
+    report = tmp_path / "clustering.md"
+    monkeypatch.setattr(exp, "RESULTS", str(report))
+    parser = argparse.ArgumentParser()
+    exp.add_reproduce_parser(parser.add_subparsers())
+
+    def run(*extra):
+        args = parser.parse_args(["clustering", "--quick", "--tables", "2,3", "--reps", "1",
+                                  "--out", str(tmp_path), *extra])
+        assert args.func(args) == 0
+        text = report.read_text()
+        return text, [line for line in text.splitlines() if line.startswith("| ")]
+
+    text1, rows1 = run()
+    cached = sorted(p.name for p in (tmp_path / "reps").iterdir())
+    assert len(cached) == 1 and cached[0].startswith("feat-n=150-sigma=0.5-rep=0-seed=")
+    assert "**1 repetition**, fewer than the paper's 50" in text1
+    assert "Not run yet" in text1  # Tables 1 and 4 were not asked for
+
+    def fail(*a, **kw):
+        raise AssertionError("a cached repetition was recomputed")
+    for name in ("feature_clustering_rep", "sample_clustering_rep", "movie_split_rep"):
+        monkeypatch.setattr(exp, name, fail)
+    text2, rows2 = run()
+    assert rows2 == rows1
+    text3, rows3 = run("--assemble-only")
+    assert rows3 == rows1 and "nothing was computed by this run" in text3
+    assert sorted(p.name for p in (tmp_path / "reps").iterdir()) == cached
+    # the functions' API reads the same cache
+    t2 = exp.feature_clustering_table([(150, 0.5)], 1, quick=True, cache=tmp_path / "reps")
+    assert f"| PG | {t2['PG'][0][0]:.2f}±0.00 (" in "\n".join(rows1)

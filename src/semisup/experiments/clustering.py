@@ -1,11 +1,17 @@
 """Roulet, Fogel, d'Aspremont & Bach (2016), "Learning with clustering structure".
 
-``semisup reproduce clustering [--quick] [--plot]``
+``semisup reproduce clustering [--quick] [--plot] [--reps N] [--splits N] [--tables 1,2,3,4]
+[--n-jobs J] [--cache DIR] [--assemble-only]``
     Table 1 (sample clustering, noise dimensions), Tables 2-3 (feature clustering against n
     and sigma; Table 3 printed x100, spec §7.2) on the spec's synthetic generators with
     cross-validated regularisation, Table 4 (Pang-Lee movie ratings, 100 x test MSE) and
     Table 5 (word clusters). The paper's numbers are printed beside ours in
     ``docs/results/clustering.md``; ``--plot`` saves ||w* - w|| against n and sigma.
+    Resumable: each repetition (one draw of one table cell, one Table 4 split) is stored in
+    ``--cache`` (default ``<--out>/reps``) as it finishes and is loaded, not recomputed, by
+    any later run with the same protocol, so the full protocol (hours) can be run in pieces
+    (``--tables``, ``--reps``, ``--splits``, in parallel with ``--n-jobs``) and the report
+    written from the cache alone (``--assemble-only``).
 ``semisup bench clustering``
     Exact 1-D projection (d = 5623, Q = 15) against PyPI ``ckmeans`` when importable, the
     sparse+clustered projection (k = d/2) and a full PG fit on the movie reviews;
@@ -18,6 +24,7 @@ import argparse
 import datetime
 import os
 import sys
+import tempfile
 import time
 import warnings
 
@@ -28,6 +35,7 @@ from .._validation import ConvergenceWarning
 from ._report import command_line as _command, load_average, machine
 from ._report import markdown_table as _table, write_text as _write
 from ._report import add_reproduce_arguments
+from ._checkpoint import TrialCache, run_jobs
 
 RESULTS = os.path.join("docs", "results", "clustering.md")
 BENCH = os.path.join("docs", "benchmarks", "clustering.md")
@@ -101,6 +109,11 @@ NOTES = """## Notes on the protocol
   only on 1 seed of 10 did they help (0.38 -> 0.27). PG therefore keeps the paper's single
   LSK start and has no restart option.
 * Table 1: AM = best of 3 random starts; PG, CG and RC are followed by AM.
+* Repetitions: draw r of a cell uses the data seed SeedSequence([0, grid value(s) x 1e6,
+  r]) and CV folds from seed r, so it does not depend on how many repetitions or which
+  cells are run. Tables 2 and 3 share their (n = 150, sigma = 0.5) draws, as the paper's
+  tables do (spec §7.2: Table 3's sigma = 0.5 column is Table 2's n = 150 column x100).
+  Table 4 split r permutes the reviews with seed [0, r].
 * Table 1 generator: sigma_y = 0.1 and the table printed x100 (like Table 3), not the
   spec's sigma_y = 1 unscaled. The OCR reads "noise on labels is sigma_y = 10^-?"; with
   sigma_y = 1 every method stays near an MSE of 2 at p >= 0.9 where the paper reports
@@ -193,8 +206,76 @@ def _mse(w, X, y):
     return float(np.mean((X @ w - y) ** 2))
 
 
-def feature_clustering_table(settings, n_rep, *, quick=False, seed=0, verbose=False):
-    """||w* - w|| for every (n, sigma) in ``settings``; returns {method: [[errors]...]}."""
+# ----------------------------------------------------------------------------- repetitions
+# One repetition (one draw of one table cell, one Table 4 split) is the unit of work: it is
+# a module-level function of (grid value, repetition index, data seed, quick) only, so it
+# can run in any process and order, and its result is stored under a key naming all of them
+# (:mod:`._checkpoint`). Bump PROTOCOL when a grid, generator or solver setting used below
+# changes, so that results computed under the old protocol are not reused.
+PROTOCOL = "v1"
+
+
+def _mode(quick):
+    return f"{'quick' if quick else 'full'}-{PROTOCOL}"
+
+
+def _rep_seed(seed, values, rep):
+    """Data seed of one repetition: a function of (base seed, grid values, rep) only.
+
+    Independent of the number of repetitions and of the other grid values, so a run with
+    more repetitions or a subset of the grid reuses the draws already computed.
+    """
+    entropy = [int(seed), *[int(round(1e6 * v)) for v in values], int(rep)]
+    return int(np.random.SeedSequence(entropy).generate_state(1)[0] >> 1)
+
+
+def _one_thread(fn, *args, **kw):
+    """Run one repetition with one BLAS thread (as ``completion._limit_threads``), quietly."""
+    from threadpoolctl import threadpool_limits
+    with threadpool_limits(1), warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        return fn(*args, **kw)
+
+
+def _run_plan(plan, n_cells, cache=None, *, n_jobs=None, verbose=False, desc="clustering",
+              compute=True):
+    """Run (or, with ``compute=False``, only load) the repetitions of ``plan``.
+
+    ``plan`` is a list of ``(cell index, key, (fn, args, kwargs))``. Returns
+    ``(values, cpu)``: ``values[method][cell]`` lists the finished repetitions' numbers in
+    repetition order; ``cpu`` the CPU seconds of each finished repetition.
+    """
+    cache = cache if isinstance(cache, TrialCache) else TrialCache(cache)
+    keys = [k for _, k, _ in plan]
+    if compute:
+        res = run_jobs([j for _, _, j in plan], keys, cache, n_jobs=n_jobs, wrap=_one_thread,
+                       verbose=verbose, desc=desc)
+    else:
+        res = [cache.get(k) for k in keys]
+    values, cpu = {}, []
+    for (cell, _, _), r in zip(plan, res):
+        if r is None:
+            continue
+        for m, v in r["errors"].items():
+            values.setdefault(m, [[] for _ in range(n_cells)])[cell].append(v)
+        cpu.append(r["cpu_s"])
+    return values, cpu
+
+
+def _timed(fn):
+    """``fn`` returning ``(errors, extra)`` -> a repetition record with its CPU/wall time."""
+    c0, t0 = time.process_time(), time.perf_counter()
+    errors, extra = fn()
+    return {"errors": errors, **extra, "cpu_s": time.process_time() - c0,
+            "wall_s": time.perf_counter() - t0}
+
+
+# ----------------------------------------------------------------------------- Tables 2-3
+def feature_clustering_rep(n, sigma, rep, data_seed, *, quick=False):
+    """One repetition of Tables 2-3 at (n, sigma): ||w* - w|| of every method.
+
+    Returns ``{"errors": {method: error}, "lam": {method: lambda}, "cpu_s", "wall_s"}``.
+    """
     from ..clustering.baselines import oracle_features
     from ..datasets.clustering_synthetic import make_clustered_features
 
@@ -203,33 +284,56 @@ def feature_clustering_table(settings, n_rep, *, quick=False, seed=0, verbose=Fa
     rel = [1e-6, 1e-4, 1e-2] if quick else [1e-8, 1e-6, 1e-4, 1e-3, 1e-2, 1e-1]
     osc = [(a, b) for a in (1e-3, 1e-2) for b in ((1e-4, 1e-3) if quick else (1e-5, 1e-4, 1e-3))]
     n_folds = 3 if quick else 5
-    errors = {m: [[] for _ in settings] for m in ["Oracle", *methods]}
-    rng = np.random.default_rng(seed)
+
+    def work():
+        b = make_clustered_features(n, d, Q, sigma, random_state=data_seed)
+        X, y = b.data, b.target
+        errors = {"Oracle": float(np.linalg.norm(oracle_features(X, y, b.labels) - b.coef))}
+        lams = {}
+        s = _spectral_scale(X)
+        for name, fit in methods.items():
+            if name == "LS" and n > d:
+                grid = [0.0]  # plain least squares once it is well posed (spec §13)
+            elif name == "OSCAR":
+                grid = [(a * s, c * s) for a, c in osc]
+            else:
+                grid = [r * s for r in rel]
+            lams[name] = _cv_select(fit, _mse, grid, X, y, n_folds, np.random.default_rng(rep))
+            errors[name] = float(np.linalg.norm(fit(X, y, lams[name]) - b.coef))
+        return errors, {"lam": lams}
+
+    return _timed(work)
+
+
+def _feature_plan(settings, n_rep, quick, seed):
+    plan = []
     for si, (n, sigma) in enumerate(settings):
         for rep in range(n_rep):
-            b = make_clustered_features(n, d, Q, sigma, random_state=int(rng.integers(2**31)))
-            X, y = b.data, b.target
-            errors["Oracle"][si].append(np.linalg.norm(oracle_features(X, y, b.labels) - b.coef))
-            s = _spectral_scale(X)
-            for name, fit in methods.items():
-                if name == "LS" and n > d:
-                    grid = [0.0]  # plain least squares once it is well posed (spec §13)
-                elif name == "OSCAR":
-                    grid = [(a * s, c * s) for a, c in osc]
-                else:
-                    grid = [r * s for r in rel]
-                cv_rng = np.random.default_rng(rep)
-                lam = _cv_select(fit, _mse, grid, X, y, n_folds, cv_rng)
-                errors[name][si].append(np.linalg.norm(fit(X, y, lam) - b.coef))
-            log(f"[clustering] n={n} sigma={sigma} rep {rep + 1}/{n_rep}", verbose)
-    return errors
+            ds = _rep_seed(seed, (n, sigma), rep)
+            # no table name: Tables 2 and 3 share the draws at (150, 0.5), as the paper's do
+            key = f"feat-n={n}-sigma={sigma:g}-rep={rep}-seed={ds}-{_mode(quick)}"
+            plan.append((si, key, (feature_clustering_rep, (n, sigma, rep, ds),
+                                   {"quick": quick})))
+    return plan
+
+
+def feature_clustering_table(settings, n_rep, *, quick=False, seed=0, verbose=False,
+                             cache=None, n_jobs=None):
+    """||w* - w|| for every (n, sigma) in ``settings``; returns {method: [[errors]...]}.
+
+    ``cache``: folder of finished repetitions (reused, and new ones stored); ``n_jobs``:
+    repetitions run in parallel processes, one BLAS thread each.
+    """
+    return _run_plan(_feature_plan(settings, n_rep, quick, seed), len(settings), cache,
+                     n_jobs=n_jobs, verbose=verbose, desc="clustering features")[0]
 
 
 # ----------------------------------------------------------------------------- Table 1
-def sample_clustering_table(p_grid, n_rep, *, quick=False, seed=0, verbose=False):
-    """Best-of-Q test MSE (16) with the factor 1/2, sigma_y = 0.1; {method: [[values]...]}.
+def sample_clustering_rep(p, rep, data_seed, *, quick=False):
+    """One repetition of Table 1 at noise fraction ``p``: best-of-Q test MSE (16) with the
+    factor 1/2, sigma_y = 0.1, unscaled (the paper prints x100, see NOTES).
 
-    Values are unscaled; the paper prints them x100 (see NOTES).
+    Returns ``{"errors": {method: value}, "lam": {method: lambda}, "cpu_s", "wall_s"}``.
     """
     from ..clustering.alternating import alternating_minimization, expert_errors
     from ..clustering.baselines import oracle_experts, regression_clustering
@@ -272,20 +376,37 @@ def sample_clustering_table(p_grid, n_rep, *, quick=False, seed=0, verbose=False
     def score(V, X, y):
         return 0.5 * float(np.mean(np.min(expert_errors(X, y, V), axis=1)))
 
-    out = {m: [[] for _ in p_grid] for m in ["Oracle", *methods]}
-    rng = np.random.default_rng(seed)
+    def work():
+        b = make_clustered_samples(1100, Q, 10, p, noise=SIGMA_Y_T1, random_state=data_seed)
+        X, y, Xt, yt = b.data[:1000], b.target[:1000], b.data[1000:], b.target[1000:]
+        errors = {"Oracle": score(oracle_experts(X, y, b.labels[:1000], Q, 1e-6), Xt, yt)}
+        lams = {}
+        for name, fit in methods.items():
+            lams[name] = _cv_select(fit, score, grid, X, y, n_folds, np.random.default_rng(rep))
+            errors[name] = score(fit(X, y, lams[name]), Xt, yt)
+        return errors, {"lam": lams}
+
+    return _timed(work)
+
+
+def _sample_plan(p_grid, n_rep, quick, seed):
+    plan = []
     for pi, p in enumerate(p_grid):
         for rep in range(n_rep):
-            b = make_clustered_samples(1100, Q, 10, p, noise=SIGMA_Y_T1,
-                                       random_state=int(rng.integers(2**31)))
-            X, y, Xt, yt = b.data[:1000], b.target[:1000], b.data[1000:], b.target[1000:]
-            V = oracle_experts(X, y, b.labels[:1000], Q, 1e-6)
-            out["Oracle"][pi].append(score(V, Xt, yt))
-            for name, fit in methods.items():
-                lam = _cv_select(fit, score, grid, X, y, n_folds, np.random.default_rng(rep))
-                out[name][pi].append(score(fit(X, y, lam), Xt, yt))
-            log(f"[clustering] p={p} rep {rep + 1}/{n_rep}", verbose)
-    return out
+            ds = _rep_seed(seed, (p,), rep)
+            plan.append((pi, f"t1-p={p:g}-rep={rep}-seed={ds}-{_mode(quick)}",
+                         (sample_clustering_rep, (p, rep, ds), {"quick": quick})))
+    return plan
+
+
+def sample_clustering_table(p_grid, n_rep, *, quick=False, seed=0, verbose=False, cache=None,
+                            n_jobs=None):
+    """Table 1 for every p in ``p_grid``: {method: [[values]...]} (unscaled, see NOTES).
+
+    ``cache`` and ``n_jobs`` as in :func:`feature_clustering_table`.
+    """
+    return _run_plan(_sample_plan(p_grid, n_rep, quick, seed), len(p_grid), cache,
+                     n_jobs=n_jobs, verbose=verbose, desc="clustering Table 1")[0]
 
 
 # ----------------------------------------------------------------------------- Tables 4-5
@@ -341,45 +462,96 @@ def _movie_methods(Q, k, cg_iter):
     }
 
 
-def movie_table(data_home=None, n_rep=20, *, quick=False, seed=0, verbose=False):
-    """100 x test MSE on 20 random 80/20 splits (Table 4) and the word clusters (Table 5)."""
-    from ..datasets import load_dataset
-    bunch = load_dataset("pang_lee", data_home=data_home)
-    X, words = movie_review_features(bunch.texts)
-    y = np.asarray(bunch.target, dtype=np.float64)
-    n, d = X.shape
-    Q, k = 15, d // 2  # the values the paper's cross-validation selected
-    methods = _movie_methods(Q, k, cg_iter=20 if quick else 50)
-    s = _spectral_scale(X)
-    rel = (1e-3,) if quick else (1e-4, 1e-3, 1e-2, 1e-1)  # quick: no CV, one value
-    # lambda grids relative to ||Xc||^2/n (ridge-type terms) or to the smallest penalty
-    # that zeroes the solution, alpha_max = ||Xc^T yc||_inf / n (l1-type terms)
-    amax = float(np.max(np.abs(np.asarray(X.T @ (y - y.mean())).ravel()))) / n
-    grids = {m: [r * s for r in rel] for m in methods}
-    grids["Lasso"] = [amax * r for r in ((1e-2,) if quick else rel)]
-    grids["OSCAR"] = [(1e-3 * amax, amax * r / d) for r in ((0.1,) if quick else (0.01, 0.1, 1.0))]
-    n_folds = 3 if quick else 5
-    res = {m: [] for m in methods}
-    rng = np.random.default_rng(seed)
-    clusters = None
+_MOVIE_DATA = {}
 
-    def score(wb, Xv, yv):
-        return float(np.mean((np.asarray(Xv @ wb[0]).ravel() + wb[1] - yv) ** 2))
 
-    for rep in range(n_rep):
-        perm = rng.permutation(n)
+def _movie_data(data_home):
+    """(X, y, words, ||X||^2/n, alpha_max) of the movie reviews, computed once per process."""
+    if data_home not in _MOVIE_DATA:
+        from ..datasets import load_dataset
+        bunch = load_dataset("pang_lee", data_home=data_home)
+        X, words = movie_review_features(bunch.texts)
+        y = np.asarray(bunch.target, dtype=np.float64)
+        # lambda grids relative to ||Xc||^2/n (ridge-type terms) or to the smallest penalty
+        # that zeroes the solution, alpha_max = ||Xc^T yc||_inf / n (l1-type terms)
+        amax = float(np.max(np.abs(np.asarray(X.T @ (y - y.mean())).ravel()))) / X.shape[0]
+        _MOVIE_DATA[data_home] = (X, y, words, _spectral_scale(X), amax)
+    return _MOVIE_DATA[data_home]
+
+
+def movie_split_rep(split, seed=0, *, quick=False, data_home=None, verbose=False):
+    """One random 80/20 split of Table 4: 100 x test MSE of every method (lambda by CV) and
+    the word clusters of PG (Table 5).
+
+    Returns ``{"errors", "lam", "method_cpu_s", "clusters", "shape", "cpu_s", "wall_s"}``.
+    """
+    def work():
+        X, y, words, s, amax = _movie_data(data_home)
+        n, d = X.shape
+        Q, k = 15, d // 2  # the values the paper's cross-validation selected
+        methods = _movie_methods(Q, k, cg_iter=20 if quick else 50)
+        rel = (1e-3,) if quick else (1e-4, 1e-3, 1e-2, 1e-1)  # quick: no CV, one value
+        grids = {m: [r * s for r in rel] for m in methods}
+        grids["Lasso"] = [amax * r for r in ((1e-2,) if quick else rel)]
+        grids["OSCAR"] = [(1e-3 * amax, amax * r / d)
+                          for r in ((0.1,) if quick else (0.01, 0.1, 1.0))]
+        n_folds = 3 if quick else 5
+
+        def score(wb, Xv, yv):
+            return float(np.mean((np.asarray(Xv @ wb[0]).ravel() + wb[1] - yv) ** 2))
+
+        perm = np.random.default_rng([seed, split]).permutation(n)
         tr, te = perm[: int(0.8 * n)], perm[int(0.8 * n):]
+        errors, lams, cpu, clusters = {}, {}, {}, None
         for name, fit in methods.items():
-            t0 = time.perf_counter()
-            lam = _cv_select(fit, score, grids[name], X[tr], y[tr], n_folds,
-                             np.random.default_rng(rep))
-            wb = fit(X[tr], y[tr], lam)
-            res[name].append(100 * score(wb, X[te], y[te]))
-            log(f"[clustering] movies rep {rep + 1}/{n_rep} {name}: {res[name][-1]:.3f} "
-                f"({time.perf_counter() - t0:.1f} s)", verbose)
-            if name == "PG" and clusters is None:
-                clusters = _word_clusters(wb[0], words, rng)
-    return res, clusters, (n, d)
+            c0 = time.process_time()
+            lams[name] = _cv_select(fit, score, grids[name], X[tr], y[tr], n_folds,
+                                    np.random.default_rng(split))
+            wb = fit(X[tr], y[tr], lams[name])
+            errors[name] = 100 * score(wb, X[te], y[te])
+            cpu[name] = time.process_time() - c0
+            log(f"[clustering] Table 4 split {split} {name}: {errors[name]:.3f} "
+                f"({cpu[name]:.0f} CPU s)", verbose)
+            if name == "PG":
+                clusters = _word_clusters(wb[0], words, np.random.default_rng([seed, split]))
+        return errors, {"lam": lams, "method_cpu_s": cpu, "clusters": clusters,
+                        "shape": [n, d]}
+
+    return _timed(work)
+
+
+def _movie_plan(n_rep, quick, seed, data_home, verbose=False):
+    return [(0, f"t4-pang_lee-split={r}-seed={seed}-{_mode(quick)}",
+             (movie_split_rep, (r, seed), {"quick": quick, "data_home": data_home,
+                                           "verbose": verbose}))
+            for r in range(n_rep)]
+
+
+def _movie_extras(plan, cache):
+    """(clusters of the first finished split, (n, d)) from the cache, or (None, None)."""
+    cache = cache if isinstance(cache, TrialCache) else TrialCache(cache)
+    for _, key, _ in plan:
+        r = cache.get(key)
+        if r is not None:
+            return r["clusters"], tuple(r["shape"])
+    return None, None
+
+
+def movie_table(data_home=None, n_rep=20, *, quick=False, seed=0, verbose=False, cache=None,
+                n_jobs=None):
+    """100 x test MSE on ``n_rep`` random 80/20 splits (Table 4) and the word clusters of
+    the first split's PG fit (Table 5); returns ``({method: [values]}, clusters, (n, d))``.
+
+    ``cache`` and ``n_jobs`` as in :func:`feature_clustering_table` (without ``cache``, a
+    temporary folder).
+    """
+    plan = _movie_plan(n_rep, quick, seed, data_home, verbose)
+    with tempfile.TemporaryDirectory() as tmp:  # without a cache, read the extras back here
+        cache = tmp if cache is None else cache
+        values = _run_plan(plan, 1, cache, n_jobs=n_jobs, verbose=verbose,
+                           desc="clustering Table 4")[0]
+        clusters, shape = _movie_extras(plan, cache)
+    return {m: v[0] for m, v in values.items()}, clusters, shape
 
 
 def _word_clusters(w, words, rng, per=12):
@@ -393,85 +565,151 @@ def _word_clusters(w, words, rng, per=12):
 
 
 # ----------------------------------------------------------------------------- reproduce
+PAPER_REPS = {1: 50, 2: 50, 3: 50, 4: 20}
+_PAPER_COLS = {1: tuple(P_GRID), 2: tuple(N_GRID), 3: tuple(SIGMA_GRID)}  # paper's columns
+
+
+def _mean(v):
+    return float(np.mean(v)) if len(v) else np.nan
+
+
 def _plot(t2, t3, out):
     from ..plotting import pyplot, save
     plt = pyplot()
     fig, axes = plt.subplots(1, 2, figsize=(10, 4))
     for name, vals in t2.items():
-        axes[0].semilogy(N_GRID, [np.mean(v) for v in vals], marker="o", label=name)
+        axes[0].semilogy(N_GRID, [_mean(v) for v in vals], marker="o", label=name)
     axes[0].set(xlabel="n (d = 100)", ylabel="||w* - w||", title="Table 2: sigma = 0.5")
     for name, vals in t3.items():
-        axes[1].loglog(SIGMA_GRID, [np.mean(v) for v in vals], marker="o", label=name)
+        axes[1].loglog(SIGMA_GRID, [_mean(v) for v in vals], marker="o", label=name)
     axes[1].set(xlabel="sigma", ylabel="||w* - w||", title="Table 3: n = 150")
     axes[0].legend(fontsize=8)
     return save(fig, os.path.join(out, "clustering_error_vs_n_sigma.png"))
 
 
-def _side_by_side(ours, paper, columns, scale=1.0):
+def _side_by_side(ours, paper, paper_cols, grid, label, scale=1.0):
+    """Rows 'ours mean±sd (paper's value)' for the columns ``grid`` (paper's: ``paper_cols``)."""
     rows = []
     for name in paper:
         row = {"method": name}
-        for j, c in enumerate(columns):
-            row[c] = f"{_ms(ours[name][j], scale)} ({paper[name][j]})" if name in ours else \
-                f"— ({paper[name][j]})"
+        for j, g in enumerate(grid):
+            theirs = paper[name][paper_cols.index(g)] if g in paper_cols else "—"
+            row[label(g)] = f"{_ms(ours[name][j], scale) if name in ours else '—'} ({theirs})"
         rows.append(row)
     return rows
+
+
+def _plans(reps, quick, data_home, verbose=False):
+    """Table -> list of (cell, key, job); the grids are read here (tests may shrink them)."""
+    return {1: _sample_plan(P_GRID, reps[1], quick, 0),
+            2: _feature_plan([(n, 0.5) for n in N_GRID], reps[2], quick, 0),
+            3: _feature_plan([(150, s) for s in SIGMA_GRID], reps[3], quick, 0),
+            4: _movie_plan(reps[4], quick, 0, data_home, verbose)}
+
+
+def _count_note(values, requested, paper_n, unit, cpu):
+    """How many repetitions the table averages, against the paper's and the requested."""
+    counts = [len(c) for c in next(iter(values.values()))]
+    lo, hi = min(counts), max(counts)
+    per = f"{lo}" if lo == hi else f"{lo}-{hi} (cells differ)"
+    s = f"**{per} {unit}{'' if hi == 1 else 's'}{' per cell' if len(counts) > 1 else ''}**"
+    if hi < paper_n:
+        s += (f", fewer than the paper's {paper_n}: means and deviations are rougher than "
+              "the paper's")
+    else:
+        s += f" (paper: {paper_n})"
+    if lo < requested:
+        s += f"; {requested} requested, the others are not in the cache yet"
+    return (s + f". CPU time ({len(cpu)} {unit}{'' if len(cpu) == 1 else 's'} in all): "
+            f"{sum(cpu) / 3600:.2f} core-h, {_mean(cpu):.0f} s each on average.")
 
 
 def cmd_reproduce(args) -> int:
     t0 = time.perf_counter()
     quick = args.quick
-    reps_syn = 2 if quick else 50
-    reps_mov = 1 if quick else 20
-    warnings.simplefilter("ignore", ConvergenceWarning)
+    reps = {1: args.reps or (1 if quick else 50), 2: args.reps or (2 if quick else 50),
+            3: args.reps or (2 if quick else 50), 4: args.splits or (1 if quick else 20)}
+    tables = args.tables or [1, 2, 3, 4]
+    folder = args.cache or os.path.join(args.out, "reps")
+    cache = TrialCache(folder)
+    plans = _plans(reps, quick, args.data_home, args.verbose)
+    cells = {1: len(P_GRID), 2: len(N_GRID), 3: len(SIGMA_GRID), 4: 1}
+    t4_error = None
+    if not args.assemble_only:
+        for t in (2, 3, 1, 4):
+            if t not in tables:
+                continue
+            log(f"[clustering] Table {t}: {len(plans[t])} repetitions", args.verbose)
+            if t == 4:
+                try:  # fail early when the data are missing (and load them once here)
+                    _movie_data(args.data_home)
+                except (FileNotFoundError, OSError) as exc:
+                    t4_error = exc
+                    continue
+            _run_plan(plans[t], cells[t], cache, n_jobs=args.n_jobs, verbose=args.verbose,
+                      desc=f"clustering Table {t}")
+    res = {t: _run_plan(plans[t], cells[t], cache, compute=False) for t in (1, 2, 3, 4)}
+
     text = ["# Learning with clustering structure — reproduced tables", "",
             f"Command: `{_command(args)}` ({datetime.datetime.now():%Y-%m-%d %H:%M}; "
             f"{_machine()}).", ""]
     if quick:
-        text += [f"**--quick**: {reps_syn} repetitions for Tables 2-3 and 1 for Table 1 (paper: "
-                 f"50), {reps_mov} split for Table 4 (paper: 20) with fixed lambdas (no CV), "
-                 "3-fold CV on short lambda grids for Tables 1-3, fewer Frank-Wolfe "
-                 "iterations. Means and deviations over so few runs are rough.", ""]
+        text += [f"**--quick**: {reps[2]} repetition(s) for Tables 2-3 and {reps[1]} for "
+                 f"Table 1 (paper: 50), {reps[4]} split(s) for Table 4 (paper: 20) with fixed "
+                 "lambdas (no CV), 3-fold CV on short lambda grids for Tables 1-3, fewer "
+                 "Frank-Wolfe iterations. Means and deviations over so few runs are rough.", ""]
     text += ["Cells: ours mean±sd (paper's value in parentheses). Protocols, generators and "
              "grids: spec §7 and §13 and the module docstring of "
-             "`semisup.experiments.clustering`.", ""]
+             "`semisup.experiments.clustering`.", "",
+             f"Each repetition (one draw of one cell; one Table 4 split) is stored in "
+             f"`{folder}` as it finishes and reused by later runs; every table below is "
+             "assembled from that folder"
+             + (" (`--assemble-only`: nothing was computed by this run)" if args.assemble_only
+                else f" (computed by this run: Tables {', '.join(map(str, sorted(tables)))})")
+             + ", with the repetition counts stated per table.", ""]
 
-    log("[clustering] Table 2", args.verbose)
-    t2 = feature_clustering_table([(n, 0.5) for n in N_GRID], reps_syn, quick=quick,
-                                  verbose=args.verbose)
-    text += ["## Table 2 — ||w* - w||, d = 100, 5 values, sigma = 0.5", "",
-             _table(_side_by_side(t2, PAPER_T2, [f"n={n}" for n in N_GRID]),
-                    ["method", *[f"n={n}" for n in N_GRID]]), ""]
-    log("[clustering] Table 3", args.verbose)
-    t3 = feature_clustering_table([(150, s) for s in SIGMA_GRID], reps_syn, quick=quick,
-                                  seed=1, verbose=args.verbose)
-    text += ["## Table 3 — 100 x ||w* - w||, n = 150 (printed x100 as in the paper)", "",
-             _table(_side_by_side(t3, PAPER_T3, [f"σ={s}" for s in SIGMA_GRID], 100.0),
-                    ["method", *[f"σ={s}" for s in SIGMA_GRID]]), ""]
-    _write(RESULTS, "\n".join(text) + "\n")  # partial results survive an interruption
-    log("[clustering] Table 1", args.verbose)
-    t1 = sample_clustering_table(P_GRID, max(1, reps_syn - 1) if quick else reps_syn,
-                                 quick=quick, verbose=args.verbose)
-    text += ["## Table 1 — 100 x best-of-Q test MSE (16) with the factor 1/2, Q = 3, d = 10, "
-             "sigma_y = 0.1", "",
-             _table(_side_by_side(t1, PAPER_T1, [f"p={p}" for p in P_GRID], 100.0),
-                    ["method", *[f"p={p}" for p in P_GRID]]), ""]
-    _write(RESULTS, "\n".join(text) + "\n")
-    try:
-        log("[clustering] Table 4", args.verbose)
-        t4, clusters, shape = movie_table(args.data_home, reps_mov, quick=quick,
-                                          verbose=args.verbose)
-        rows = [{"method": m, "ours": _ms(t4[m]), "paper": PAPER_T4[m]} for m in PAPER_T4]
+    def missing(t):
+        if t == 4 and t4_error is not None:
+            return f"Not run: the Pang-Lee data were not found ({t4_error})."
+        return (f"Not run yet: no finished repetition in `{folder}` (compute it with "
+                f"`--tables {t}`).")
+
+    specs = [(2, "## Table 2 — ||w* - w||, d = 100, 5 values, sigma = 0.5", N_GRID,
+              lambda n: f"n={n}", PAPER_T2, 1.0),
+             (3, "## Table 3 — 100 x ||w* - w||, n = 150 (printed x100 as in the paper)",
+              SIGMA_GRID, lambda s: f"σ={s}", PAPER_T3, 100.0),
+             (1, "## Table 1 — 100 x best-of-Q test MSE (16) with the factor 1/2, Q = 3, "
+              "d = 10, sigma_y = 0.1", P_GRID, lambda p: f"p={p}", PAPER_T1, 100.0)]
+    cpu_all = []
+    for t, title, grid, label, paper, scale in specs:
+        values, cpu = res[t]
+        cpu_all += cpu
+        text += [title, ""]
+        if not values:
+            text += [missing(t), ""]
+            continue
+        text += [_count_note(values, reps[t], PAPER_REPS[t], "repetition", cpu), "",
+                 _table(_side_by_side(values, paper, _PAPER_COLS[t], grid, label, scale),
+                        ["method", *[label(g) for g in grid]]), ""]
+    values, cpu = res[4]
+    cpu_all += cpu
+    if not values:
+        text += ["## Table 4", "", missing(4), ""]
+    else:
+        clusters, shape = _movie_extras(plans[4], cache)
+        rows = [{"method": m, "ours": _ms(values[m][0]) if m in values else "—",
+                 "paper": PAPER_T4[m]} for m in PAPER_T4]
         text += [f"## Table 4 — 100 x test MSE, Pang-Lee scale data (n = {shape[0]}, "
-                 f"d = {shape[1]}), Q = 15, k = d/2", "", _table(rows, ["method", "ours", "paper"]),
-                 "", "## Table 5 — word clusters of PG with the largest |weight|", "",
-                 _table(clusters, ["value", "size", "words"]), ""]
-    except (FileNotFoundError, OSError) as exc:
-        text += ["## Table 4", "", f"Not run: the Pang-Lee data were not found ({exc}).", ""]
-    if args.plot:
-        text += [f"Figure: `{_plot(t2, t3, args.out)}`.", ""]
+                 f"d = {shape[1]}), Q = 15, k = d/2", "",
+                 _count_note(values, reps[4], PAPER_REPS[4], "split", cpu), "",
+                 _table(rows, ["method", "ours", "paper"]), "",
+                 "## Table 5 — word clusters of PG with the largest |weight| (first split "
+                 "in the cache)", "", _table(clusters, ["value", "size", "words"]), ""]
+    if args.plot and res[2][0] and res[3][0]:
+        text += [f"Figure: `{_plot(res[2][0], res[3][0], args.out)}`.", ""]
     text += [NOTES]
-    text += [f"Total time {time.perf_counter() - t0:.0f} s.", ""]
+    text += [f"Total time of this run {time.perf_counter() - t0:.0f} s; CPU time of all "
+             f"repetitions above {sum(cpu_all) / 3600:.2f} core-h.", ""]
     print(_write(RESULTS, "\n".join(text) + "\n"))
     return 0
 
@@ -543,9 +781,30 @@ def cmd_bench(args) -> int:
 
 
 # ----------------------------------------------------------------------------- CLI, demo
+def _table_list(text):
+    tables = sorted({int(t) for t in text.split(",") if t.strip()})
+    if not tables or not set(tables) <= {1, 2, 3, 4}:
+        raise argparse.ArgumentTypeError("--tables takes a comma list of 1, 2, 3, 4")
+    return tables
+
+
 def add_reproduce_parser(subparsers):
     p = subparsers.add_parser("clustering", help="Roulet et al. 2016: Tables 1-5")
     add_reproduce_arguments(p, "clustering", "fewer repetitions, smaller grids")
+    p.add_argument("--reps", type=int, default=None,
+                   help="repetitions per cell of Tables 1-3 (default 50; --quick: 1 for "
+                        "Table 1, 2 for Tables 2-3)")
+    p.add_argument("--splits", type=int, default=None,
+                   help="random splits of Table 4 (default 20; --quick: 1)")
+    p.add_argument("--tables", type=_table_list, default=None,
+                   help="comma list of the tables to compute, of 1,2,3,4 (default all; "
+                        "Table 5 comes with 4); the report shows every table the cache holds")
+    p.add_argument("--n-jobs", type=int, default=None,
+                   help="repetitions run in parallel processes, one BLAS thread each")
+    p.add_argument("--cache", default=None,
+                   help="folder of finished repetitions, one JSON each (default <--out>/reps)")
+    p.add_argument("--assemble-only", action="store_true",
+                   help="compute nothing: write the report from the cached repetitions")
     p.set_defaults(func=cmd_reproduce, cmd_name="reproduce clustering")
 
 
