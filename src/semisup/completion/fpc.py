@@ -331,8 +331,8 @@ def fpc_path(X, MX, Y=None, MY=None, *, variant: str = "mcb", lam: float = 1.0,
         ``[fast]`` extra) when the stacked matrix is wide and its smaller side is below
         ``RANDOMIZED_MIN_DIM`` (where ``svd="auto"`` always takes the Gram route and numpy
         call overhead dominates each iteration: whole paths on the paper's synthetic
-        problems run about 2x faster); ``"numpy"`` never does. Both give the same iterates up to summation
-        order.
+        problems run about 2x faster); ``"numpy"`` never does. Both give the same
+        iterates up to summation order.
 
     Returns
     -------
