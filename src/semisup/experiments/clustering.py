@@ -611,8 +611,8 @@ def _count_note(values, requested, paper_n, unit, cpu):
     """How many repetitions the table averages, against the paper's and the requested."""
     counts = [len(c) for c in next(iter(values.values()))]
     lo, hi = min(counts), max(counts)
-    per = f"{lo}" if lo == hi else f"{lo}-{hi} (cells differ)"
-    s = f"**{per} {unit}{'' if hi == 1 else 's'}{' per cell' if len(counts) > 1 else ''}**"
+    s = (f"**{lo if lo == hi else f'{lo}-{hi}'} {unit}{'' if lo == hi == 1 else 's'}"
+         f"{' per cell' if len(counts) > 1 else ''}{'' if lo == hi else ' (cells differ)'}**")
     if hi < paper_n:
         s += (f", fewer than the paper's {paper_n}: means and deviations are rougher than "
               "the paper's")
