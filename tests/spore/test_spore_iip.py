@@ -136,6 +136,11 @@ def test_iip_matches_cvxpy_sdp_on_random_graph(rng):
     best = min(res.history["objective"])
     assert abs(best - ref) / ref <= 1e-3
     assert res.history["infeasibility"][res.best_iter] < 2e-2
+    # the same optimum through the labelled block alone (spore.md §3.1)
+    from semisup.spore.reduced import spore_optimum
+    red = spore_optimum(A, y, labeled, C, beta, n_outer=400, n_inner=20)
+    assert abs(red.value - ref) / ref <= 1e-3
+    assert np.linalg.eigvalsh(red.K)[0] > -1e-3
 
 
 def test_block_structure_property(rng):

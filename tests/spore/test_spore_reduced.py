@@ -1,4 +1,8 @@
-"""SPORE's optimum through the labelled block (semisup.spore.reduced, spore.md §3.1)."""
+"""SPORE's optimum through the labelled block (semisup.spore.reduced, spore.md §3.1).
+
+Its agreement with the cvxpy SDP on a random graph is checked beside IIP's in
+test_spore_iip.py (one SDP solve for both).
+"""
 
 import sys
 from pathlib import Path
@@ -24,20 +28,6 @@ def test_spec_vector_tv_d3_through_labelled_block(C, beta, psi):
     assert spore_objective(res.K, Y, S, C, beta)[0] == pytest.approx(res.value, rel=1e-9)
     unl = np.setdiff1d(np.arange(8), S)
     assert np.all(res.K[np.ix_(S, unl)] == 0)
-
-
-def test_matches_full_sdp_on_random_graph(rng):
-    pytest.importorskip("cvxpy")
-    from semisup.spore.sdp import spore_sdp
-    n = 30
-    A = random_graph(n, 0.3, rng)
-    y = np.where(np.arange(n) < n // 2, 1.0, -1.0)
-    labeled = np.r_[0:4, 15:19]
-    C, beta = 0.3, 0.1
-    ref, _, _ = spore_sdp(A, y, labeled, C, beta)
-    res = spore_optimum(A, y, labeled, C, beta, n_outer=400, n_inner=20)
-    assert abs(res.value - ref) / ref <= 1e-3
-    assert np.linalg.eigvalsh(res.K)[0] > -1e-3
 
 
 def test_subgraph_and_bad_input(rng):
