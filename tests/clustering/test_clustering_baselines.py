@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from sklearn.metrics import adjusted_rand_score
 
 from semisup.clustering.baselines import (iht, least_squares, lsk, oscar, oscar_penalty,
@@ -108,3 +109,13 @@ def test_multitask_pg_groups_tasks():
     assert np.all(np.diff(res.history) < 0)
     with pytest.raises(ValueError, match="exceeds"):
         pg_clustered_multitask(X, Y, 7, 1e-4, 0, 0, 1.0)
+
+
+@pytest.mark.parametrize("shape", [(40, 30), (600, 520), (530, 700)])
+def test_spectral_norm_sq_dense_and_lanczos(shape):
+    from semisup.clustering.baselines import spectral_norm_sq
+    X = np.random.default_rng(1).standard_normal(shape)
+    # ARPACK above a smaller side of 500, a dense SVD below; both must match the SVD
+    assert spectral_norm_sq(X) == pytest.approx(np.linalg.norm(X, 2) ** 2, rel=1e-9)
+    assert spectral_norm_sq(sp.csr_matrix(X)) == pytest.approx(np.linalg.norm(X, 2) ** 2,
+                                                               rel=1e-9)

@@ -21,12 +21,29 @@ from .frank_wolfe import indicator, ridge_per_group
 from .projected_gradient import projected_gradient
 from .projections import Projection
 
-__all__ = ["least_squares", "lsk", "oracle_features", "oracle_experts", "oscar_penalty",
+__all__ = ["spectral_norm_sq", "least_squares", "lsk", "oracle_features", "oracle_experts", "oscar_penalty",
            "prox_oscar", "oscar", "lasso", "iht", "RCResult", "regression_clustering"]
 
 
 def _dense(X):
     return X.toarray() if sp.issparse(X) else np.asarray(X, dtype=np.float64)
+
+
+def spectral_norm_sq(X) -> float:
+    """``||X||_2^2``, the Lipschitz constant of ``X^T (X w - y)`` (times n).
+
+    A dense SVD when the smaller side is at most 500; otherwise Lanczos (ARPACK ``svds``,
+    deterministic start) to a relative 1e-10, a few dozen products with ``X`` instead of an
+    ``O(n d min(n, d))`` SVD: on the movie reviews (4 005 x 5 623, the Table 4 training part)
+    this took IHT's and OSCAR's cross-validation from about 35 s per fit to well under one.
+    """
+    from scipy.sparse.linalg import svds
+    if min(X.shape) <= 500:
+        return float(np.linalg.norm(_dense(X), 2) ** 2)
+    A = X if sp.issparse(X) else np.asarray(X, dtype=np.float64)
+    v0 = np.ones(min(A.shape)) / np.sqrt(min(A.shape))
+    s = svds(A, k=1, tol=1e-10, v0=v0, return_singular_vectors=False, solver="arpack")
+    return float(s[0] ** 2)
 
 
 def least_squares(X, y, lam=0.0):
@@ -98,7 +115,7 @@ def oscar(X, y, lam1, lam2, *, max_iter=2000, tol=1e-8, w0=None):
     """
     X = _dense(X)
     n, d = X.shape
-    L = np.linalg.norm(X, 2) ** 2 / n
+    L = spectral_norm_sq(X) / n
     w = np.zeros(d) if w0 is None else np.asarray(w0, dtype=np.float64).copy()
     z, t = w.copy(), 1.0
     for _ in range(max_iter):
@@ -142,7 +159,7 @@ def iht(X, y, n_nonzero, lam=0.0, *, w0=None, max_iter=500, tol=1e-10):
         labels[keep] = 0
         return Projection(out, labels, np.zeros(0))
 
-    L = np.linalg.norm(_dense(X), 2) ** 2 / n + lam
+    L = spectral_norm_sq(X) / n + lam
     w0 = least_squares(X, y, max(lam, 1e-6)) if w0 is None else w0
     return projected_gradient(objective, gradient, project, w0, 1.0 / L, max_iter=max_iter,
                               tol=tol).W

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .baselines import spectral_norm_sq
 from .projected_gradient import PGResult, projected_gradient
 from .projections import Projection, project_kmeans
 
@@ -87,6 +88,6 @@ def pg_clustered_multitask(X, Y, n_clusters, lam, lam_m, lam_b, lam_w, *, random
         state["centers"] = p.centers
         return Projection(np.vstack([T[:d], p.point.T]), p.labels, p.centers)
 
-    L = np.linalg.norm(X, 2) ** 2 / n + lam + 2 * lam_w + max(lam_m, lam_b)
+    L = spectral_norm_sq(X) / n + lam + 2 * lam_w + max(lam_m, lam_b)
     W0 = np.linalg.lstsq(X.T @ X / n + (lam + 1e-12) * np.eye(d), X.T @ Y / n, rcond=None)[0]
     return projected_gradient(objective, gradient, project, np.vstack([W0, W0]), 1.0 / L, **kw)
