@@ -51,3 +51,47 @@ def test_baseline_scores_match_the_estimator(rng):
     s = exp.baseline_scores(spec, lab, y, 0.1, 1.0)
     m = GraphKernelSVM("nlap", c=0.1, C=1.0).fit(A, y_obs)
     np.testing.assert_allclose(s, m.decision_scores_, atol=1e-10)
+
+
+def test_draw_rng_depends_only_on_its_arguments():
+    a = exp.draw_rng(0, "1", "heart", 2).random(3)
+    np.testing.assert_array_equal(a, exp.draw_rng(0, "1", "heart", 2).random(3))
+    for other in (exp.draw_rng(1, "1", "heart", 2), exp.draw_rng(0, "2", "heart", 2),
+                  exp.draw_rng(0, "1", "sonar", 2), exp.draw_rng(0, "1", "heart", 1),
+                  exp.draw_rng(0, "1", "heart")):
+        assert not np.array_equal(a, other.random(3))
+    assert exp.draw_key("1", "heart", 0, 0, True) == f"t1_heart_d0_s0_quick-{exp.PROTOCOL}"
+
+
+def test_reproduce_resumes_from_the_draw_cache(tmp_path, monkeypatch):
+    import argparse
+    from shared_data import require_dataset_dir
+    require_dataset_dir("heart")
+    parser = argparse.ArgumentParser()
+    exp.add_reproduce_parser(parser.add_subparsers())
+
+    def run(*extra):
+        args = parser.parse_args(["spore", "--quick", "--datasets", "heart", "--tables", "1",
+                                  "--draws", "1", "--out", str(tmp_path), *extra])
+        assert args.func(args) == 0
+        text = (tmp_path / "tables.md").read_text()
+        return text, [line for line in text.splitlines() if line.startswith("| ")]
+
+    text1, rows1 = run()
+    cached = sorted(p.name for p in (tmp_path / "draws").iterdir())
+    assert cached == [f"t1_heart_d0_s0_quick-{exp.PROTOCOL}.json"]
+    assert any(r.startswith("| heart | 270 |") and "| 1 (of 5) |" in r for r in rows1)
+    assert "Fewer draws than the full protocol's 5" in text1 and "heart (1)" in text1
+
+    def fail(*a, **kw):
+        raise AssertionError("a cached draw was recomputed")
+
+    monkeypatch.setattr(exp, "run_draw", fail)
+    monkeypatch.setattr(exp, "uci_graph", fail)
+    text2, rows2 = run()
+    assert rows2 == rows1
+    text3, rows3 = run("--assemble-only")
+    assert rows3 == rows1 and "Assembled from cached draws only" in text3
+    # a data set with nothing cached: assemble-only says so instead of computing it
+    text4, _ = run("--assemble-only", "--datasets", "heart,sonar")
+    assert "No draw computed or cached for: sonar." in text4

@@ -1,6 +1,7 @@
 """SPORE (Shivanna et al., NIPS 2015): Tables 1, 2 and 4, the K0 / early-stopping study, bench.
 
-``semisup reproduce spore [--quick] [--plot]``
+``semisup reproduce spore [--quick] [--plot] [--tables 1,2,4,path] [--datasets heart,...]
+[--draws N] [--assemble-only] [--seed S]``
 
 * Table 1: six UCI sets (RBF graph thresholded at the mean similarity) and MNIST 1v2, 3v8,
   4v9 (500 random images, cosine similarity > 0.4); 10 % labels, 5 random labelled sets.
@@ -11,6 +12,17 @@
   on the union / intersection / majority graph, and MKL-SPORE.
 * The study spore.md §3.1 asks for: accuracy on the unlabelled vertices against the number of
   outer iterations, for the start K0 = I + A/|lambda_min(A)| ("coupled") and K0 = I.
+
+Resumable: each draw (one labelled set of one data set of one table, one Table 4 draw, one
+long-path draw) is stored as one JSON file in ``<--out>/draws/`` under a key naming the table,
+data set, draw index, seed, quick/full and :data:`PROTOCOL`, and cached draws are reused, so
+a run can be interrupted, continued, or spread over sessions (``--datasets``, ``--draws``);
+``--assemble-only`` builds ``tables.md`` / ``results.json`` from the cache alone. Each draw's
+generator is ``default_rng([seed, table code, crc32(data set), 1, draw])`` and each MNIST
+subset's ``default_rng([seed, table code, crc32("mnist-AvB"), 0, 0])``: a draw does not depend
+on which other data sets or draws ran before. (Reports produced before this change drew every
+subset and labelled set from ONE sequential stream seeded by ``--seed``, so their numbers are
+different draws and are not reproduced exactly by the current code.)
 
 Every SPORE fit records the soft predictions of every IIP iterate (``keep_path``), so the
 accuracy-vs-iterations curves cost nothing extra. Iterates are float32 (LAPACK ~3x faster;
@@ -26,10 +38,12 @@ import datetime
 import json
 import os
 import time
+import zlib
 
 import numpy as np
 
 from .._progress import log
+from ._checkpoint import TrialCache
 from ._report import load_average as _load, machine as _machine
 from ._report import add_reproduce_arguments
 
@@ -191,39 +205,115 @@ def mnist_graph(a, b, n, rng, data_home=None):
     return cosine_threshold_graph(np.asarray(m.data[idx], dtype=np.float64), 0.4), y
 
 
-# ---------------------------------------------------------------------------- one data set
-def run_dataset(A, ysig, cfg, rng, tag, verbose):
-    """All methods on one graph, ``cfg["draws"]`` labelled sets. Returns a result dict."""
-    from ..baselines.graph_kernels import LaplacianSpectrum
-    specs = {k: LaplacianSpectrum(A, k) for k in BASELINES}
-    out = {k: [] for k in BASELINES}
-    out.update(spore=[], spore_path=[], spore_ties=[], spore_params=[], seconds=[],
-               identity_path=[], n=int(A.shape[0]), edges=int(A.nnz // 2))
-    for d in range(cfg["draws"]):
-        lab = draw_labeled(ysig, cfg["frac"], rng)
-        for k in BASELINES:
-            c, C = cv_baseline(specs[k], lab, ysig, rng)
-            out[k].append(accuracy(baseline_scores(specs[k], lab, ysig, c, C), ysig, lab)[0])
-        if cfg["spore_cv"]:
-            C, beta = cv_spore(A, lab, ysig, cfg["T"], cfg["inner"], rng)
-        else:
-            C, beta = SPORE_FIXED
-        t0 = time.perf_counter()
-        res = spore_fit(A, ysig, lab, C, beta, cfg["T"], cfg["inner"])
-        out["seconds"].append(time.perf_counter() - t0)
-        path = [accuracy(s, ysig, lab) for s in res.history["scores"]]
-        out["spore"].append(path[-1][0])
-        out["spore_path"].append([p[0] for p in path])
-        out["spore_ties"].append([p[1] for p in path])
-        out["spore_params"].append((C, beta))
-        if cfg.get("identity", False) and d == 0:   # K0 = I on the first draw only
-            rid = spore_fit(A, ysig, lab, C, beta, cfg["T"], cfg["inner"], K0="identity")
-            out["identity_path"].append([accuracy(s, ysig, lab) for s in rid.history["scores"]])
-        log(f"[spore] {tag} draw {d + 1}/{cfg['draws']}: "
-            + " ".join(f"{k} {out[k][-1]:.1f}" for k in BASELINES)
-            + f" SPORE {out['spore'][-1]:.1f} (C={C}, beta={beta}; path "
-            + " ".join(f"{a:.1f}" for a in out["spore_path"][-1]) + ")", verbose)
+# ---------------------------------------------------------------------------- resumable draws
+# One draw (one labelled set of one data set of one table; one Table 4 draw of the three
+# synthetic sets; one long-path draw) is the unit of work. Its generator is derived from
+# (base seed, table, data set name, draw index) only, so a draw does not depend on which
+# other data sets or draws ran before, and its result is stored as one JSON file under a key
+# naming all of them (:mod:`._checkpoint`). Bump PROTOCOL when a grid, generator or solver
+# setting used below changes, so that draws computed under the old protocol are not reused.
+PROTOCOL = "v1"
+TABLE_CODE = {"1": 1, "2": 2, "4": 4, "path": 9}
+
+
+def _mode(quick):
+    return f"{'quick' if quick else 'full'}-{PROTOCOL}"
+
+
+def draw_rng(seed, table, name, draw=None):
+    """Generator of draw ``draw`` of data set ``name`` in ``table`` (``draw=None``: the
+    generator of the data set's graph, e.g. the MNIST subset). A function of its arguments
+    only: ``default_rng([seed, table code, crc32(name), purpose, draw])``."""
+    tail = [0, 0] if draw is None else [1, int(draw)]
+    return np.random.default_rng([int(seed), TABLE_CODE[table],
+                                  zlib.crc32(name.encode()), *tail])
+
+
+def draw_key(table, name, draw, seed, quick):
+    """Cache key of one draw: table, data set, draw index, seed, quick/full, protocol."""
+    return f"t{table}_{name}_d{int(draw)}_s{int(seed)}_{_mode(quick)}"
+
+
+def _acc_path(res, ysig, lab):
+    return [[float(a), float(t)] for a, t in (accuracy(s, ysig, lab)
+                                              for s in res.history["scores"])]
+
+
+def run_draw(A, ysig, specs, cfg, rng, identity=False):
+    """One labelled set on one graph: the three baselines (CV'd (c, C)) and SPORE.
+
+    ``specs``: ``{baseline: LaplacianSpectrum}`` of ``A``; ``rng``: this draw's generator
+    (labelled set, CV folds). Returns a JSON-ready dict (one draw's cached record).
+    """
+    lab = draw_labeled(ysig, cfg["frac"], rng)
+    out = {"n": int(A.shape[0]), "edges": int(A.nnz // 2)}
+    for k in BASELINES:
+        c, C = cv_baseline(specs[k], lab, ysig, rng)
+        out[k] = accuracy(baseline_scores(specs[k], lab, ysig, c, C), ysig, lab)[0]
+    if cfg["spore_cv"]:
+        C, beta = cv_spore(A, lab, ysig, cfg["T"], cfg["inner"], rng)
+    else:
+        C, beta = SPORE_FIXED
+    t0 = time.perf_counter()
+    res = spore_fit(A, ysig, lab, C, beta, cfg["T"], cfg["inner"])
+    out["seconds"] = time.perf_counter() - t0
+    path = _acc_path(res, ysig, lab)
+    out.update(spore=path[-1][0], spore_path=[p[0] for p in path],
+               spore_ties=[p[1] for p in path], spore_params=[float(C), float(beta)],
+               identity_path=None)
+    if identity:                                  # K0 = I (on the first draw only)
+        rid = spore_fit(A, ysig, lab, C, beta, cfg["T"], cfg["inner"], K0="identity")
+        out["identity_path"] = _acc_path(rid, ysig, lab)
     return out
+
+
+def _collect(draws):
+    """Per-draw records -> the per-data-set result dict (lists over draws)."""
+    out = {k: [r[k] for r in draws] for k in BASELINES + ("spore", "spore_path",
+                                                          "spore_ties", "seconds")}
+    out["spore_params"] = [tuple(r["spore_params"]) for r in draws]
+    out["identity_path"] = [r["identity_path"] for r in draws if r["identity_path"]]
+    out.update(n=draws[0]["n"], edges=draws[0]["edges"], draws=len(draws))
+    return out
+
+
+def _cached_or_run(cache, key, compute, fn, *args, **kwargs):
+    """The draw stored under ``key``; else ``fn(...)`` stored (``compute``) or ``None``."""
+    if key in cache:
+        return cache.get(key)
+    if not compute:
+        return None
+    return cache.run(key, fn, *args, **kwargs)
+
+
+def run_dataset(load, cfg, table, name, seed, cache, compute=True, verbose=False):
+    """All methods on one graph, draws ``0 .. cfg["draws"] - 1``, each cached on its own.
+
+    ``load()`` returns ``(A, ysig)``; it is called only when a draw has to be computed.
+    With ``compute=False`` only cached draws are used. Returns the result dict over the
+    available draws, or ``None`` when there is none.
+    """
+    from ..baselines.graph_kernels import LaplacianSpectrum
+    g = {}
+    draws = []
+    for d in range(cfg["draws"]):
+        key = draw_key(table, name, d, seed, cfg["quick"])
+        if compute and key not in cache and not g:
+            A, ysig = load()
+            g.update(A=A, y=ysig, specs={k: LaplacianSpectrum(A, k) for k in BASELINES})
+        fresh = key not in cache
+        r = _cached_or_run(cache, key, compute, lambda d=d: run_draw(
+            g["A"], g["y"], g["specs"], cfg, draw_rng(seed, table, name, d),
+            identity=cfg.get("identity", False) and d == 0))
+        if r is None:
+            continue
+        draws.append(r)
+        log(f"[spore] T{table} {name} draw {d + 1}/{cfg['draws']}"
+            + (" (cached)" if not fresh else "") + ": "
+            + " ".join(f"{k} {r[k]:.1f}" for k in BASELINES)
+            + f" SPORE {r['spore']:.1f} (C, beta = {tuple(r['spore_params'])}; path "
+            + " ".join(f"{a:.1f}" for a in r["spore_path"]) + ")", verbose)
+    return _collect(draws) if draws else None
 
 
 # ---------------------------------------------------------------------------- tables
@@ -232,24 +322,54 @@ def _ms(v):
     return f"{v.mean():.2f} ± {v.std():.2f}" if v.size > 1 else f"{v.mean():.2f}"
 
 
-def table_md(results, paper, title):
+def _draws_cell(k, full):
+    return f"{k} (of {full})" if k < full else f"{k}"
+
+
+def _fewer_note(counts, full, what):
+    few = [f"{name} ({k})" for name, k in counts.items() if k < full]
+    if not few:
+        return ""
+    return (f"Fewer draws than the full protocol's {full}{' ' + what if what else ''}: "
+            + ", ".join(few) + ".")
+
+
+def _missing_note(requested, results):
+    gone = [name for name in requested if name not in results]
+    return ("No draw computed or cached for: " + ", ".join(gone) + ".") if gone else ""
+
+
+def table_md(results, paper, title, full_draws=None, requested=()):
+    missing = _missing_note(requested, results)
+    if not results:
+        return (f"### {title}\n\nNothing computed or cached for this table."
+                + (f" {missing}" if missing else ""))
+    full = full_draws or max(r.get("draws", len(r["spore"])) for r in results.values())
     lines = [f"### {title}", "",
-             "| data | n | edges | Un-Lap ours (paper) | N-Lap ours (paper) | KS ours (paper) "
-             "| SPORE ours (paper) | SPORE at t=0 (K0 only) | SPORE (C, beta) |",
-             "|---|---|---|---|---|---|---|---|---|"]
+             "| data | n | edges | draws | Un-Lap ours (paper) | N-Lap ours (paper) | "
+             "KS ours (paper) | SPORE ours (paper) | SPORE at t=0 (K0 only) | "
+             "SPORE (C, beta) |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    counts = {}
     for name, r in results.items():
         p = paper.get(name, ("–",) * 4)
         path0 = [pp[0] for pp in r["spore_path"]]
-        params = sorted(set(r["spore_params"]))
-        lines.append(f"| {name} | {r['n']} | {r['edges']} | {_ms(r['unlap'])} ({p[0]}) | "
+        params = sorted(set(tuple(x) for x in r["spore_params"]))
+        counts[name] = len(r["spore"])
+        lines.append(f"| {name} | {r['n']} | {r['edges']} | {_draws_cell(counts[name], full)} "
+                     f"| {_ms(r['unlap'])} ({p[0]}) | "
                      f"{_ms(r['nlap'])} ({p[1]}) | {_ms(r['kscaling'])} ({p[2]}) | "
                      f"{_ms(r['spore'])} ({p[3]}) | {_ms(path0)} | "
                      f"{', '.join(f'({a:g}, {b:g})' for a, b in params)} |")
-    return "\n".join(lines)
+    notes = [x for x in (_fewer_note(counts, full, "(averaged over fewer labelled sets)"),
+                         missing) if x]
+    return "\n".join(lines + ([""] + notes if notes else []))
 
 
 def path_md(results, title):
     """Accuracy on unlabelled vertices vs outer iteration t (mean over draws)."""
+    if not results:
+        return f"### {title}\n\nNothing computed or cached for this table."
     T = max(len(r["spore_path"][0]) for r in results.values()) - 1
     ts = sorted(set([0, 1, 2, 3, 5, 10, 20, 50, 100, T]) & set(range(T + 1)))
     lines = [f"### {title}", "",
@@ -270,41 +390,62 @@ def path_md(results, title):
     return "\n".join(lines)
 
 
-def run_table1(cfg, rng, args):
+def run_table1(cfg, args, cache, compute=True):
+    """Table 1 over ``cfg["uci"]`` and ``cfg["t1_mnist"]`` (data sets with no draw: left out)."""
     res = {}
-    for name in cfg["uci"]:
-        A, y = uci_graph(name, args.data_home)
-        res[name] = run_dataset(A, y, cfg, rng, name, args.verbose)
-    for a, b in cfg["t1_mnist"]:
-        A, y = mnist_graph(a, b, 500, rng, args.data_home)
-        res[f"mnist-{a}v{b}"] = run_dataset(A, y, cfg, rng, f"mnist-{a}v{b}", args.verbose)
+    jobs = [(name, lambda name=name: uci_graph(name, args.data_home)) for name in cfg["uci"]]
+    jobs += [(f"mnist-{a}v{b}", lambda a=a, b=b: mnist_graph(
+        a, b, 500, draw_rng(args.seed, "1", f"mnist-{a}v{b}"), args.data_home))
+        for a, b in cfg["t1_mnist"]]
+    for name, load in jobs:
+        r = run_dataset(load, cfg, "1", name, args.seed, cache, compute, args.verbose)
+        if r is not None:
+            res[name] = r
     return res
 
 
-def run_long_path(cfg, rng, args):
-    """Accuracy vs t over a long IIP run (T = cfg["path_T"], inner = ceil(sqrt(T))) on the
-    three small UCI sets, K0 coupled and K0 = I, with the objective and the tie fraction."""
+def run_path_draw(A, ysig, cfg, rng):
+    """One long-path draw: accuracy/tie paths for K0 coupled and K0 = I, and the objective."""
+    lab = draw_labeled(ysig, cfg["frac"], rng)
     out = {}
-    T = cfg["path_T"]
-    for name in ("sonar", "heart", "ionosphere"):
-        A, ysig = uci_graph(name, args.data_home)
-        rows = out.setdefault(name, {"coupled": [], "identity": [], "objective": []})
-        for d in range(cfg["path_draws"]):
-            lab = draw_labeled(ysig, cfg["frac"], rng)
-            for K0 in ("coupled", "identity"):
-                r = spore_fit(A, ysig, lab, *SPORE_FIXED, T, None, K0=K0)
-                rows[K0].append([accuracy(sc, ysig, lab) for sc in r.history["scores"]])
-                if K0 == "coupled":
-                    rows["objective"].append(r.history["objective"])
-        log(f"[spore] long path {name} done", args.verbose)
+    for K0 in ("coupled", "identity"):
+        r = spore_fit(A, ysig, lab, *SPORE_FIXED, cfg["path_T"], None, K0=K0)
+        out[K0] = _acc_path(r, ysig, lab)
+        if K0 == "coupled":
+            out["objective"] = [float(v) for v in r.history["objective"]]
     return out
 
 
-def long_path_md(res, T):
-    ts = sorted(set([0, 1, 2, 5, 10, 20, 50, 100, 200, 400, T]) & set(range(T + 1)))
-    lines = [f"### Accuracy % on unlabelled vertices along one long IIP run (T = {T}, inner = "
+def run_long_path(cfg, args, cache, compute=True):
+    """Accuracy vs t over a long IIP run (T = cfg["path_T"], inner = ceil(sqrt(T))) on the
+    three small UCI sets, K0 coupled and K0 = I, with the objective and the tie fraction."""
+    out = {}
+    for name in ("sonar", "heart", "ionosphere"):
+        g = {}
+        for d in range(cfg["path_draws"]):
+            key = draw_key("path", name, d, args.seed, cfg["quick"])
+            if compute and key not in cache and not g:
+                g["A"], g["y"] = uci_graph(name, args.data_home)
+            r = _cached_or_run(cache, key, compute, lambda d=d: run_path_draw(
+                g["A"], g["y"], cfg, draw_rng(args.seed, "path", name, d)))
+            if r is None:
+                continue
+            rows = out.setdefault(name, {"coupled": [], "identity": [], "objective": []})
+            for k in rows:
+                rows[k].append(r[k])
+        if name in out:
+            log(f"[spore] long path {name}: {len(out[name]['coupled'])} draw(s)", args.verbose)
+    return out
+
+
+def long_path_md(res, T, full_draws=None):
+    title = (f"### Accuracy % on unlabelled vertices along one long IIP run (T = {T}, inner = "
              f"ceil(sqrt(T)), C = {SPORE_FIXED[0]}, beta = {SPORE_FIXED[1]}); in brackets the "
-             "fraction of unlabelled scores exactly 0; last row per set: objective g(K_t)", "",
+             "fraction of unlabelled scores exactly 0; last row per set: objective g(K_t)")
+    if not res:
+        return f"{title}\n\nNothing computed or cached for this table."
+    ts = sorted(set([0, 1, 2, 5, 10, 20, 50, 100, 200, 400, T]) & set(range(T + 1)))
+    lines = [title, "",
              "| data | K0 | " + " | ".join(f"t={t}" for t in ts) + " |",
              "|---|---|" + "---|" * len(ts)]
     for name, r in res.items():
@@ -315,54 +456,79 @@ def long_path_md(res, T):
         G = np.asarray(r["objective"])
         lines.append(f"| {name} | g(K_t), coupled | " + " | ".join(
             f"{G[:, t].mean():.4g}" for t in ts) + " |")
-    return "\n".join(lines)
+    counts = {name: len(r["coupled"]) for name, r in res.items()}
+    lines += ["", "Draws per set: " + ", ".join(f"{k}: {v}" for k, v in counts.items()) + "."]
+    note = _fewer_note(counts, full_draws or max(counts.values()), "")
+    return "\n".join(lines + ([note] if note else []))
 
 
-def run_table2(cfg, rng, args):
+def run_table2(cfg, args, cache, compute=True):
     res = {}
     c2 = dict(cfg, T=5, inner=20, spore_cv=False, identity=False, draws=cfg["t2_draws"])
     for a, b in cfg["t2_mnist"]:
-        A, y = mnist_graph(a, b, cfg["t2_n"], rng, args.data_home)
-        res[f"mnist-{a}v{b}"] = run_dataset(A, y, c2, rng, f"T2 mnist-{a}v{b}", args.verbose)
+        name = f"mnist-{a}v{b}"
+        r = run_dataset(lambda a=a, b=b, name=name: mnist_graph(
+            a, b, cfg["t2_n"], draw_rng(args.seed, "2", name), args.data_home),
+            c2, "2", name, args.seed, cache, compute, args.verbose)
+        if r is not None:
+            res[name] = r
     return res
 
 
-def run_table4(cfg, rng, args):
+def run_t4_draw(cfg, rng):
+    """One Table 4 draw: the three synthetic sets, SPORE on every graph variant and MKL."""
     from ..baselines.graph_kernels import intersection_graph, majority_graph, union_graph
     from ..datasets.synthetic import make_multigraph_sets
     from ..spore.mkl import mkl_spore
     C, beta = SPORE_FIXED
     T, inner = cfg["t4_T"], cfg["t4_inner"]
     out = {}
-    for draw in range(cfg["t4_draws"]):
-        sets = make_multigraph_sets(100, random_state=int(rng.integers(2 ** 31)))
-        for name, b in sets.items():
-            ysig = np.asarray(b.target, float)
-            lab = draw_labeled(ysig, 0.05, rng)
-            graphs = list(b.graphs)
-            variants = graphs + [union_graph(graphs), intersection_graph(graphs),
-                                 majority_graph(graphs)]
-            row = out.setdefault(name, {k: [] for k in T4_ROWS})
-            paths = row.setdefault("paths", {k: [] for k in T4_ROWS})
-            for key, A in zip(T4_ROWS, variants):
-                r = spore_fit(A, ysig, lab, C, beta, T, inner)
-                path = [accuracy(s, ysig, lab)[0] for s in r.history["scores"]]
-                row[key].append(path[-1])
-                paths[key].append(path)
-            r = mkl_spore(graphs, ysig, lab, C, beta, n_outer=T, n_inner=inner,
-                          dtype=np.float32, keep_path=True)
-            path = [accuracy(s, ysig, lab)[0] for s in r.history["scores"]]
-            row["MKL-SPORE"].append(path[-1])
-            paths["MKL-SPORE"].append(path)
-            row.setdefault("eta", []).append(r.eta.tolist())
-        log(f"[spore] T4 draw {draw + 1}/{cfg['t4_draws']}: " + "; ".join(
-            f"{k}: MKL {v['MKL-SPORE'][-1]:.1f}" for k, v in out.items()), args.verbose)
+    sets = make_multigraph_sets(100, random_state=int(rng.integers(2 ** 31)))
+    for name, b in sets.items():
+        ysig = np.asarray(b.target, float)
+        lab = draw_labeled(ysig, 0.05, rng)
+        graphs = list(b.graphs)
+        variants = graphs + [union_graph(graphs), intersection_graph(graphs),
+                             majority_graph(graphs)]
+        paths = out.setdefault(name, {})
+        for key, A in zip(T4_ROWS, variants):
+            r = spore_fit(A, ysig, lab, C, beta, T, inner)
+            paths[key] = [float(a) for a, _ in _acc_path(r, ysig, lab)]
+        r = mkl_spore(graphs, ysig, lab, C, beta, n_outer=T, n_inner=inner,
+                      dtype=np.float32, keep_path=True)
+        paths["MKL-SPORE"] = [float(a) for a, _ in _acc_path(r, ysig, lab)]
+        paths["eta"] = np.asarray(r.eta, float).tolist()
     return out
 
 
-def table4_md(res, T):
-    lines = ["### Table 4: multiple graphs (n = 100, 5 % labels), accuracy % on unlabelled "
-             "nodes, ours at t = T (at t = 0) [paper]", "",
+def run_table4(cfg, args, cache, compute=True):
+    out = {}
+    for draw in range(cfg["t4_draws"]):
+        key = draw_key("4", "multigraph", draw, args.seed, cfg["quick"])
+        fresh = key not in cache
+        r = _cached_or_run(cache, key, compute, lambda d=draw: run_t4_draw(
+            cfg, draw_rng(args.seed, "4", "multigraph", d)))
+        if r is None:
+            continue
+        for name, p in r.items():
+            row = out.setdefault(name, {k: [] for k in T4_ROWS})
+            paths = row.setdefault("paths", {k: [] for k in T4_ROWS})
+            for k in T4_ROWS:
+                row[k].append(p[k][-1])
+                paths[k].append(p[k])
+            row.setdefault("eta", []).append(p["eta"])
+        log(f"[spore] T4 draw {draw + 1}/{cfg['t4_draws']}"
+            + (" (cached)" if not fresh else "") + ": " + "; ".join(
+                f"{k}: MKL {v['MKL-SPORE'][-1]:.1f}" for k, v in out.items()), args.verbose)
+    return out
+
+
+def table4_md(res, T, full_draws=None):
+    title = ("### Table 4: multiple graphs (n = 100, 5 % labels), accuracy % on unlabelled "
+             "nodes, ours at t = T (at t = 0) [paper]")
+    if not res:
+        return f"{title}\n\nNothing computed or cached for this table."
+    lines = [title, "",
              "| graph | " + " | ".join(res) + " |", "|---|" + "---|" * len(res)]
     for i, key in enumerate(T4_ROWS):
         cells = []
@@ -373,16 +539,20 @@ def table4_md(res, T):
     lines.append("")
     lines.append("Mean final MKL weights eta: " + "; ".join(
         f"{k}: {np.round(np.mean(v['eta'], axis=0), 2).tolist()}" for k, v in res.items()))
+    k = len(next(iter(res.values()))["eta"])
+    full = full_draws or k
+    lines.append(f"Draws: {k}" + (f" (fewer than the full protocol's {full})."
+                                  if k < full else "."))
     return "\n".join(lines)
 
 
 def _config(quick):
     if quick:
-        return dict(uci=UCI, t1_mnist=T1_MNIST, draws=2, frac=0.1, T=5, inner=20,
+        return dict(quick=True, uci=UCI, t1_mnist=T1_MNIST, draws=2, frac=0.1, T=5, inner=20,
                     path_T=100, path_draws=1,
                     spore_cv=False, identity=True, t2_mnist=((1, 2),), t2_n=1000,
                     t2_draws=1, t4_draws=3, t4_T=5, t4_inner=20)
-    return dict(uci=UCI, t1_mnist=T1_MNIST, draws=5, frac=0.1, T=5, inner=20,
+    return dict(quick=False, uci=UCI, t1_mnist=T1_MNIST, draws=5, frac=0.1, T=5, inner=20,
                 path_T=400, path_draws=3,
                 spore_cv=True, identity=True, t2_mnist=T2_MNIST, t2_n=2000, t2_draws=1,
                 t4_draws=10, t4_T=5, t4_inner=20)
@@ -421,6 +591,11 @@ def _reproduce(args) -> int:
         cfg["uci"] = tuple(d for d in cfg["uci"] if d in keep)
         cfg["t1_mnist"] = tuple(p for p in cfg["t1_mnist"] if f"mnist-{p[0]}v{p[1]}" in keep)
         cfg["t2_mnist"] = tuple(p for p in cfg["t2_mnist"] if f"mnist-{p[0]}v{p[1]}" in keep)
+    if getattr(args, "draws", None) is not None:
+        if args.draws < 1:
+            raise SystemExit("--draws must be >= 1")
+        for k in ("draws", "t2_draws", "t4_draws", "path_draws"):
+            cfg[k] = args.draws
     if args.tables:
         wanted = set(args.tables.split(","))
     else:
@@ -428,42 +603,57 @@ def _reproduce(args) -> int:
     unknown = wanted - {"1", "2", "4", "path"}
     if unknown:
         raise SystemExit(f"unknown --tables entries {sorted(unknown)}; use 1,2,4,path")
-    rng = np.random.default_rng(args.seed)
+    assemble = bool(getattr(args, "assemble_only", False))
+    compute = not assemble
     os.makedirs(args.out, exist_ok=True)
+    cache_dir = getattr(args, "cache", None) or os.path.join(args.out, "draws")
+    cache = TrialCache(cache_dir)
+    full = _config(False)
     parts = [f"Command: `semisup reproduce spore{' --quick' if args.quick else ''}"
              f"{' --tables ' + args.tables if args.tables else ''}"
-             f"{' --datasets ' + args.datasets if args.datasets else ''}` (seed {args.seed}, "
+             f"{' --datasets ' + args.datasets if args.datasets else ''}"
+             f"{f' --draws {args.draws}' if getattr(args, 'draws', None) else ''}"
+             f"{' --assemble-only' if assemble else ''}` (seed {args.seed}, "
              f"{args.blas_threads} BLAS thread(s)); "
              f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC; "
              f"load average {'/'.join(f'{v:.2f}' for v in os.getloadavg())}.", "",
-             f"Config: {json.dumps({k: v for k, v in cfg.items()})}", ""]
+             f"Config: {json.dumps({k: v for k, v in cfg.items()})}", "",
+             f"Draws cached one JSON file each in `{cache_dir}` (protocol {_mode(args.quick)}); "
+             "each draw's generator is derived from (seed, table, data set, draw index) "
+             "(numbers before the resumable runs came from one sequential stream and differ)."
+             + (" Assembled from cached draws only." if assemble else ""), ""]
     dump = {}
     t_all = time.perf_counter()
     if "path" in wanted:
-        rp = run_long_path(cfg, rng, args)
+        rp = run_long_path(cfg, args, cache, compute)
         dump["long_path"] = rp
-        parts += [long_path_md(rp, cfg["path_T"]), ""]
+        parts += [long_path_md(rp, cfg["path_T"], full["path_draws"]), ""]
     if "1" in wanted:
-        r1 = run_table1(cfg, rng, args)
+        r1 = run_table1(cfg, args, cache, compute)
         dump["table1"] = r1
         parts += [table_md(r1, PAPER_T1, "Table 1 (10 % labels), accuracy % on unlabelled "
-                           "nodes, mean ± sd over draws"), ""]
-        parts += [path_md(r1, "Table 1 data: SPORE accuracy % vs IIP outer iteration t "
-                          "(mean over draws)"), ""]
-        if args.plot:
+                           "nodes, mean ± sd over draws", full["draws"],
+                           list(cfg["uci"]) + [f"mnist-{a}v{b}" for a, b in cfg["t1_mnist"]]),
+                  ""]
+        if r1:
+            parts += [path_md(r1, "Table 1 data: SPORE accuracy % vs IIP outer iteration t "
+                              "(mean over draws)"), ""]
+        if args.plot and r1:
             _plot_paths(r1, os.path.join(args.out, "spore_path_table1.png"))
     if "2" in wanted:
-        r2 = run_table2(cfg, rng, args)
+        r2 = run_table2(cfg, args, cache, compute)
         dump["table2"] = r2
         parts += [table_md(r2, PAPER_T2, f"Table 2 ({cfg['t2_n']} MNIST nodes, T = 5, "
-                           "20 inner)"), "",
-                  "SPORE seconds per fit: " + ", ".join(
-                      f"{k}: {np.mean(v['seconds']):.0f}" for k, v in r2.items()), ""]
-        parts += [path_md(r2, "Table 2 data: SPORE accuracy % vs t"), ""]
+                           "20 inner)", full["t2_draws"],
+                           [f"mnist-{a}v{b}" for a, b in cfg["t2_mnist"]]), ""]
+        if r2:
+            parts += ["SPORE seconds per fit: " + ", ".join(
+                f"{k}: {np.mean(v['seconds']):.0f}" for k, v in r2.items()), ""]
+            parts += [path_md(r2, "Table 2 data: SPORE accuracy % vs t"), ""]
     if "4" in wanted:
-        r4 = run_table4(cfg, rng, args)
+        r4 = run_table4(cfg, args, cache, compute)
         dump["table4"] = r4
-        parts += [table4_md(r4, cfg["t4_T"]), ""]
+        parts += [table4_md(r4, cfg["t4_T"], full["t4_draws"]), ""]
     parts.append(f"Total {time.perf_counter() - t_all:.0f} s.")
     text = "\n".join(parts)
     with open(os.path.join(args.out, "tables.md"), "w") as fh:
@@ -486,6 +676,16 @@ def add_reproduce_parser(subparsers):
                    help="restrict Tables 1 and 2 to these (comma list, e.g. "
                    "heart,sonar,mnist-1v2)")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--draws", type=int, default=None,
+                   help="draws (labelled sets) per data set in every selected table "
+                   "(default: 5 for Table 1, 1 for Table 2, 10 for Table 4, 3 for path; "
+                   "--quick: 2, 1, 3, 1)")
+    p.add_argument("--assemble-only", action="store_true",
+                   help="compute nothing: build tables.md / results.json from the cached "
+                   "draws only")
+    p.add_argument("--cache", default=None,
+                   help="folder of the per-draw JSON results (default <--out>/draws); "
+                   "cached draws are reused, so an interrupted run can be continued")
     p.add_argument("--blas-threads", type=int, default=1,
                    help="BLAS/LAPACK threads (default 1: fastest on a shared machine)")
     p.set_defaults(func=cmd_reproduce)
