@@ -113,9 +113,14 @@ def test_multitask_pg_groups_tasks():
 
 @pytest.mark.parametrize("shape", [(40, 30), (600, 520), (530, 700)])
 def test_spectral_norm_sq_dense_and_lanczos(shape):
-    from semisup.clustering.baselines import spectral_norm_sq
-    X = np.random.default_rng(1).standard_normal(shape)
+    from semisup.clustering.problems import CenteredDesign
+    from semisup.linalg.lowrank import spectral_norm_sq
+    X = np.random.default_rng(1).standard_normal(shape) + 0.5
     # ARPACK above a smaller side of 500, a dense SVD below; both must match the SVD
     assert spectral_norm_sq(X) == pytest.approx(np.linalg.norm(X, 2) ** 2, rel=1e-9)
     assert spectral_norm_sq(sp.csr_matrix(X)) == pytest.approx(np.linalg.norm(X, 2) ** 2,
                                                                rel=1e-9)
+    # the implicitly centred design, without forming X - mean
+    Xc = X - X.mean(axis=0)
+    assert CenteredDesign(sp.csr_matrix(X)).spectral_norm_sq() == pytest.approx(
+        np.linalg.norm(Xc, 2) ** 2, rel=1e-9)

@@ -16,35 +16,18 @@ from sklearn.utils import check_random_state
 
 from .._validation import warn_convergence
 from ..linalg.kmeans1d import kmeans1d
+from ..linalg.lowrank import spectral_norm_sq
 from .alternating import expert_errors
 from .frank_wolfe import indicator, ridge_per_group
 from .projected_gradient import projected_gradient
 from .projections import Projection
 
-__all__ = ["spectral_norm_sq", "least_squares", "lsk", "oracle_features", "oracle_experts", "oscar_penalty",
+__all__ = ["least_squares", "lsk", "oracle_features", "oracle_experts", "oscar_penalty",
            "prox_oscar", "oscar", "lasso", "iht", "RCResult", "regression_clustering"]
 
 
 def _dense(X):
     return X.toarray() if sp.issparse(X) else np.asarray(X, dtype=np.float64)
-
-
-def spectral_norm_sq(X) -> float:
-    """``||X||_2^2``, the Lipschitz constant of ``X^T (X w - y)`` (times n).
-
-    A dense SVD when the smaller side is at most 500; otherwise Lanczos (ARPACK ``svds``,
-    deterministic start) to a relative 1e-10, a few dozen products with ``X`` instead of an
-    ``O(n d min(n, d))`` SVD: on the movie reviews (4 005 x 5 623, the Table 4 training part)
-    the Lanczos route takes 0.9 s where the SVD took 84 s (one BLAS thread, shared machine),
-    once per IHT or OSCAR fit in Table 4's cross-validation.
-    """
-    from scipy.sparse.linalg import svds
-    if min(X.shape) <= 500:
-        return float(np.linalg.norm(_dense(X), 2) ** 2)
-    A = X if sp.issparse(X) else np.asarray(X, dtype=np.float64)
-    v0 = np.ones(min(A.shape)) / np.sqrt(min(A.shape))
-    s = svds(A, k=1, tol=1e-10, v0=v0, return_singular_vectors=False, solver="arpack")
-    return float(s[0] ** 2)
 
 
 def least_squares(X, y, lam=0.0):

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .baselines import spectral_norm_sq
+from ..linalg.lowrank import spectral_norm_sq
 from .projected_gradient import PGResult, projected_gradient
 from .projections import Projection, project_kmeans
 

@@ -22,7 +22,9 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
+from scipy.sparse.linalg import LinearOperator
 
+from ..linalg.lowrank import spectral_norm_sq
 from .losses import loss_grad, loss_value
 
 __all__ = ["CenteredDesign", "FeatureProblem", "SampleProblem"]
@@ -43,12 +45,12 @@ class CenteredDesign:
     def rmatmat(self, G):
         return np.asarray(self.X.T @ G) - np.outer(self.mean, G.sum(axis=0))
 
-    def spectral_norm_sq(self, n_iter=100):
+    def spectral_norm_sq(self):
         """Largest squared singular value of Xc.
 
         Exact (top eigenvalue of the smaller Gram matrix) when min(n, d) <= 500; otherwise
-        power iteration on Xc^T Xc, O(n_iter nnz(X)), which can only underestimate, an
-        error the backtracking of the solvers absorbs.
+        Lanczos on Xc as an operator (:func:`semisup.linalg.lowrank.spectral_norm_sq`),
+        O(nnz(X)) per product, without forming Xc.
         """
         m = min(self.n, self.d)
         if m <= 500:
@@ -56,18 +58,11 @@ class CenteredDesign:
             Xc = Xd - self.mean
             G = Xc.T @ Xc if self.d <= self.n else Xc @ Xc.T
             return float(sla.eigvalsh(G, subset_by_index=[m - 1, m - 1])[0])
-        v = np.random.default_rng(0).standard_normal((self.d, 1))
-        s2 = 0.0
-        for _ in range(n_iter):
-            v /= np.linalg.norm(v)
-            u = self.rmatmat(self.matmat(v))
-            s2_new = float(np.linalg.norm(u))
-            v = u
-            if s2_new == 0.0 or abs(s2_new - s2) <= 1e-8 * s2_new:
-                s2 = s2_new
-                break
-            s2 = s2_new
-        return s2
+        op = LinearOperator((self.n, self.d), dtype=np.float64,
+                            matvec=lambda w: self.matmat(np.reshape(w, (self.d, 1))).ravel(),
+                            rmatvec=lambda g: self.rmatmat(np.reshape(g, (self.n, 1))).ravel(),
+                            matmat=self.matmat, rmatmat=self.rmatmat)
+        return spectral_norm_sq(op)
 
 
 class FeatureProblem:
