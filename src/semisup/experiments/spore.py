@@ -139,19 +139,25 @@ def baseline_scores(spec, labeled, ysig, c, C):
     return _svm_on_columns(Kc, labeled, ysig, C)[0]
 
 
-def cv_baseline(spec, labeled, ysig, rng):
-    """(c, C) maximising the mean held-out accuracy over stratified folds of the labels."""
+def _cv_grid(labeled, ysig, rng, grid_a, grid_b, scores):
+    """The pair (a, b) of ``grid_a x grid_b`` maximising the held-out accuracy summed over
+    stratified folds of the labels; ``scores(train, a, b)`` gives soft predictions."""
     folds = cv_folds(labeled, ysig, _n_folds(labeled, ysig), rng)
     best = None
-    for c in GRID_c:
-        for C in GRID_C:
+    for a in grid_a:
+        for b in grid_b:
             acc = 0.0
             for tr, te in folds:
-                s = baseline_scores(spec, tr, ysig, c, C)
-                acc += np.mean(predict_signed(s, ysig, tr)[te] == ysig[te])
+                acc += np.mean(predict_signed(scores(tr, a, b), ysig, tr)[te] == ysig[te])
             if best is None or acc > best[0] + 1e-12:
-                best = (acc, c, C)
+                best = (acc, a, b)
     return best[1], best[2]
+
+
+def cv_baseline(spec, labeled, ysig, rng):
+    """(c, C) maximising the mean held-out accuracy over stratified folds of the labels."""
+    return _cv_grid(labeled, ysig, rng, GRID_c, GRID_C,
+                    lambda tr, c, C: baseline_scores(spec, tr, ysig, c, C))
 
 
 def spore_fit(A, ysig, labeled, C, beta, T, inner, K0="coupled", dtype=np.float32):
@@ -166,17 +172,9 @@ def spore_fit(A, ysig, labeled, C, beta, T, inner, K0="coupled", dtype=np.float3
 
 def cv_spore(A, labeled, ysig, T, inner, rng, dtype=np.float32):
     """(C, beta) by stratified CV on the labelled vertices (accuracy of the final iterate)."""
-    folds = cv_folds(labeled, ysig, _n_folds(labeled, ysig), rng)
-    best = None
-    for C in SPORE_GRID_C:
-        for beta in SPORE_GRID_beta:
-            acc = 0.0
-            for tr, te in folds:
-                res = spore_fit(A, ysig, tr, C, beta, T, inner, dtype=dtype)
-                acc += np.mean(predict_signed(res.scores, ysig, tr)[te] == ysig[te])
-            if best is None or acc > best[0] + 1e-12:
-                best = (acc, C, beta)
-    return best[1], best[2]
+    return _cv_grid(labeled, ysig, rng, SPORE_GRID_C, SPORE_GRID_beta,
+                    lambda tr, C, beta: spore_fit(A, ysig, tr, C, beta, T, inner,
+                                                  dtype=dtype).scores)
 
 
 # ---------------------------------------------------------------------------- data
