@@ -407,39 +407,37 @@ def fpc_path(X, MX, Y=None, MY=None, *, variant: str = "mcb", lam: float = 1.0,
                     methods[key] = methods.get(key, 0) + cnt
         else:
             for it in range(1, max_inner + 1):
+                stepped = False
                 if fact is not None:
-                    if fact.step(tau_Z, tau_Z * mu, rng):
+                    stepped = fact.step(tau_Z, tau_Z * mu, rng)
+                    if stepped:
                         methods["lowrank+sparse"] = methods.get("lowrank+sparse", 0) + 1
                         f, nuc, rank_out = fact.f, float(fact.s.sum()), fact.rank
-                        F = f + mu * nuc
-                        history.append(F)
-                        if abs(F_prev - F) < tol * abs(F_prev):
-                            converged = True
-                            break
-                        F_prev = F
-                        continue
-                    # the spectrum above the threshold outgrew a small block: go dense
-                    Z, Vt, rank = fact.dense(), fact.Vt, fact.rank
-                    fact = None
+                    else:
+                        # the spectrum above the threshold outgrew a small block: go dense
+                        Z, Vt, rank = fact.dense(), fact.Vt, fact.rank
+                        fact = None
+                        f, G, gb = prob.smooth(Z, b)
+                if not stepped:
+                    if use_b:
+                        b = b - tau_b * gb
+                    G *= -tau_Z
+                    G += Z                         # G now holds the gradient step Z - tau_Z G
+                    res = shrink(G, tau_Z * mu, method=svd,
+                                 rank_estimate=rank if Vt is not None else None, V0=Vt,
+                                 random_state=rng)
+                    methods[res.method] = methods.get(res.method, 0) + 1
+                    Z, rank = res.Z, res.rank
+                    # warm start for a randomized next step; only worth forming when rank
+                    # is small
+                    Vt = res.Vt if rank <= min(Z.shape) // 5 else None
+                    if mc1:
+                        Z[-1] = 1.0
+                        sv = _projected_core_svals(res, Z.shape[1])
+                        nuc, rank_out = float(sv.sum()), _rank(sv)
+                    else:
+                        nuc, rank_out = res.nuclear_norm, rank
                     f, G, gb = prob.smooth(Z, b)
-                if use_b:
-                    b = b - tau_b * gb
-                G *= -tau_Z
-                G += Z                             # G now holds the gradient step Z - tau_Z G
-                res = shrink(G, tau_Z * mu, method=svd,
-                             rank_estimate=rank if Vt is not None else None, V0=Vt,
-                             random_state=rng)
-                methods[res.method] = methods.get(res.method, 0) + 1
-                Z, rank = res.Z, res.rank
-                # warm start for a randomized next step; only worth forming when rank is small
-                Vt = res.Vt if rank <= min(Z.shape) // 5 else None
-                if mc1:
-                    Z[-1] = 1.0
-                    sv = _projected_core_svals(res, Z.shape[1])
-                    nuc, rank_out = float(sv.sum()), _rank(sv)
-                else:
-                    nuc, rank_out = res.nuclear_norm, rank
-                f, G, gb = prob.smooth(Z, b)
                 F = f + mu * nuc
                 history.append(F)
                 if abs(F_prev - F) < tol * abs(F_prev):
