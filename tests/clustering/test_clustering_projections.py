@@ -5,7 +5,8 @@ import itertools
 import numpy as np
 import pytest
 
-from semisup.clustering.projections import (project_clustered, project_kmeans,
+from semisup.clustering.projections import (_count_distinct_rows, group_sums,
+                                            project_clustered, project_kmeans,
                                             project_sparse_clustered)
 
 TV_X = np.array([3.0, -1.0, 0.2, 2.6, -2.9, 0.9, -0.4, 2.2])
@@ -81,6 +82,26 @@ def test_project_kmeans_exact_when_few_distinct_rows():
     W = np.array([[1.0, 2.0], [1.0, 2.0], [3.0, 0.0]])
     p = project_kmeans(W, 3)
     np.testing.assert_array_equal(p.point, W)
+
+
+@pytest.mark.parametrize("n, Q", [(50, 3), (3000, 400)])  # dense and sparse one-hot paths
+def test_group_sums_equals_add_at(n, Q):
+    rng = np.random.default_rng(n)
+    W, labels = rng.standard_normal((n, 4)), rng.integers(0, Q, size=n)
+    ref = np.zeros((Q, 4))
+    np.add.at(ref, labels, W)
+    np.testing.assert_allclose(group_sums(W, labels, Q), ref, atol=1e-12)
+
+
+@pytest.mark.parametrize("limit", [1, 2, 3, 5, 8])
+def test_count_distinct_rows_against_unique(limit):
+    rng = np.random.default_rng(limit)
+    for _ in range(20):
+        W = rng.integers(0, 3, size=(rng.integers(1, 12), 2)).astype(float)
+        W[W == 0] = -0.0 if rng.random() < 0.5 else 0.0  # -0.0 and 0.0 are one value
+        n_distinct = np.unique(W, axis=0).shape[0]
+        assert _count_distinct_rows(W, limit) == min(n_distinct, limit + 1)
+    assert _count_distinct_rows(np.empty((0, 2)), limit) == 0
 
 
 def test_project_kmeans_recovers_separated_clusters():

@@ -38,7 +38,7 @@ from .._progress import log
 from .._validation import warn_convergence
 from ..linalg.kmeans1d import kmeans1d
 from .problems import CenteredDesign
-from .projections import project_kmeans
+from .projections import group_sums, project_kmeans
 
 __all__ = ["CGResult", "indicator", "psi_features", "psi_samples", "cluster_values",
            "ridge_per_group", "cg_feature_clustering", "cg_sample_clustering"]
@@ -163,8 +163,7 @@ def _check_rounding(rounding):
 
 def _trace_N(U, labels):
     """tr(U^T N U) = sum_q ||sum_{i in q} U_i||^2 / s_q."""
-    sums = np.zeros((labels.max() + 1, U.shape[1]))
-    np.add.at(sums, labels, U)
+    sums = group_sums(U, labels, int(labels.max()) + 1)
     return float(np.sum(sums ** 2 / np.bincount(labels)[:, None]))
 
 
@@ -374,7 +373,10 @@ def cg_sample_clustering(X, Y, n_clusters, lam, *, labels0=None, max_iter=200, t
         return np.where(same, K / np.bincount(labels)[labels][None, :], 0.0)
 
     def solve(H):
-        return sla.cho_solve(sla.cho_factor(np.eye(n) + H / ln), Y)
+        A = H / ln
+        A.flat[:: n + 1] += 1.0
+        return sla.cho_solve(sla.cho_factor(A, overwrite_a=True, check_finite=False), Y,
+                             check_finite=False)
 
     H = np.zeros((n, n)) if labels0 is None else k_times_equiv(_relabel(np.asarray(labels0)))
     beta = solve(H)

@@ -17,7 +17,8 @@ from sklearn.utils import check_random_state
 
 from ..linalg.kmeans1d import backtrack, kmeans1d, kmeans1d_table
 
-__all__ = ["Projection", "project_clustered", "project_sparse_clustered", "project_kmeans"]
+__all__ = ["Projection", "project_clustered", "project_sparse_clustered", "project_kmeans",
+           "group_sums"]
 
 
 class Projection(NamedTuple):
@@ -131,6 +132,37 @@ def project_sparse_clustered(x, n_nonzero, n_clusters) -> Projection:
     return Projection(w, labels, centers)
 
 
+def group_sums(W, labels, n_groups):
+    """Row sums of ``W`` per group: ``S[q] = sum_{labels_i = q} W_i``, shape (Q, p).
+
+    A one-hot product (dense for small Q n, sparse otherwise): one BLAS call instead of
+    ``np.add.at``, which is about 30x slower on the (1000 x 10, Q = 3) sizes of the FW
+    oracle.
+    """
+    n = labels.shape[0]
+    if n_groups * n <= 1_000_000:
+        onehot = (labels[None, :] == np.arange(n_groups)[:, None]).astype(W.dtype)
+        return onehot @ W
+    from scipy import sparse
+    onehot = sparse.csr_matrix((np.ones(n, dtype=W.dtype), (labels, np.arange(n))),
+                               shape=(n_groups, n))
+    return np.asarray(onehot @ W)
+
+
+def _count_distinct_rows(W, limit):
+    """min(number of distinct rows of ``W``, limit + 1) in O(limit * m * p).
+
+    ``np.unique(W, axis=0)`` sorts the rows (O(m log m * p)) on every oracle call; only
+    whether there are at most ``limit`` distinct rows matters here.
+    """
+    rest = W
+    for count in range(limit + 1):
+        if rest.shape[0] == 0:
+            return count
+        rest = rest[np.any(rest != rest[0], axis=1)]
+    return limit + 1
+
+
 def _lloyd(W, centers, max_iter=100):
     """Lloyd iterations from given centres; empty clusters keep their centre."""
     sq = np.einsum("ij,ij->i", W, W)
@@ -142,8 +174,7 @@ def _lloyd(W, centers, max_iter=100):
             break
         labels = new
         counts = np.bincount(labels, minlength=centers.shape[0])
-        sums = np.zeros_like(centers)
-        np.add.at(sums, labels, W)
+        sums = group_sums(W, labels, centers.shape[0])
         filled = counts > 0
         centers = centers.copy()
         centers[filled] = sums[filled] / counts[filled, None]
@@ -174,7 +205,7 @@ def project_kmeans(W, n_clusters, *, random_state=None, n_init=10, init=None) ->
         raise ValueError(f"W must be 2-D, got shape {W.shape}.")
     if not np.isfinite(W).all():
         raise ValueError("W contains NaN or infinite values.")
-    n_distinct = np.unique(W, axis=0).shape[0]
+    n_distinct = _count_distinct_rows(W, int(n_clusters))
     q = min(int(n_clusters), n_distinct)
     if q == n_distinct:  # every distinct row is its own centre: exact
         centers, labels = np.unique(W, axis=0, return_inverse=True)
