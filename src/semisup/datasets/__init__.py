@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from ._home import data_home
 from ._load import list_datasets, load_dataset
+from .preprocessing import equalize_histograms
 from .registry import REGISTRY, names
 
-__all__ = ["REGISTRY", "data_home", "list_datasets", "load_dataset", "names"]
+__all__ = ["REGISTRY", "data_home", "equalize_histograms", "list_datasets", "load_dataset",
+           "names"]
