@@ -124,3 +124,18 @@ def test_spectral_norm_sq_dense_and_lanczos(shape):
     Xc = X - X.mean(axis=0)
     assert CenteredDesign(sp.csr_matrix(X)).spectral_norm_sq() == pytest.approx(
         np.linalg.norm(Xc, 2) ** 2, rel=1e-9)
+
+
+def test_oscar_and_iht_accept_an_implicitly_centred_sparse_design():
+    from semisup.clustering.problems import CenteredDesign
+    X = sp.random(60, 40, density=0.2, random_state=0, format="csr")
+    y = np.random.default_rng(0).standard_normal(60)
+    A = CenteredDesign(X)
+    Xc, op = X.toarray() - A.mean, A.operator()
+    np.testing.assert_allclose(oscar(op, y, 1e-3, 1e-4, max_iter=300),
+                               oscar(Xc, y, 1e-3, 1e-4, max_iter=300), rtol=1e-9, atol=1e-12)
+    w0 = least_squares(Xc, y, 1e-3)
+    np.testing.assert_allclose(iht(op, y, 10, 1e-3, w0=w0), iht(Xc, y, 10, 1e-3),
+                               rtol=1e-9, atol=1e-12)
+    with pytest.raises(ValueError, match="w0"):
+        iht(op, y, 10, 1e-3)

@@ -10,6 +10,7 @@ from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
+from scipy.sparse.linalg import LinearOperator
 # scipy's (>= 1.12) has no per-call validation: 16x faster than scikit-learn's at d = 100
 from scipy.optimize import isotonic_regression
 from sklearn.linear_model import Lasso
@@ -29,6 +30,13 @@ __all__ = ["least_squares", "lsk", "oracle_features", "oracle_experts", "oscar_p
 
 def _dense(X):
     return X.toarray() if sp.issparse(X) else np.asarray(X, dtype=np.float64)
+
+
+def _operand(X):
+    """X for products only: sparse matrices and ``LinearOperator``s (e.g. an implicitly
+    centred sparse design, :meth:`CenteredDesign.operator`) as they are, else dense."""
+    return X if sp.issparse(X) or isinstance(X, LinearOperator) else \
+        np.asarray(X, dtype=np.float64)
 
 
 def least_squares(X, y, lam=0.0):
@@ -96,9 +104,10 @@ def oscar(X, y, lam1, lam2, *, max_iter=2000, tol=1e-8, w0=None):
     """OSCAR regression by FISTA with the exact OWL proximal step.
 
     ``min (1/(2n))||Xw - y||^2 + lam1 ||w||_1 + lam2 sum_{i<j} max(|w_i|, |w_j|)``.
-    Stops when the relative change of w falls below ``tol``. O(nnz(X)) per iteration.
+    Stops when the relative change of w falls below ``tol``. O(nnz(X)) per iteration: X may
+    be dense, sparse or a ``LinearOperator``.
     """
-    X = _dense(X)
+    X = _operand(X)
     n, d = X.shape
     L = spectral_norm_sq(X) / n
     w = np.zeros(d) if w0 is None else np.asarray(w0, dtype=np.float64).copy()
@@ -124,10 +133,15 @@ def lasso(X, y, alpha, *, max_iter=5000):
 def iht(X, y, n_nonzero, lam=0.0, *, w0=None, max_iter=500, tol=1e-10):
     """Iterative hard thresholding: projected gradient onto k-sparse vectors (spec §6).
 
-    Same backtracking as Algorithm 3; the projection keeps the k largest |w_i|.
+    Same backtracking as Algorithm 3; the projection keeps the k largest |w_i|. X may be
+    dense, sparse or a ``LinearOperator`` (then ``w0`` is required: the default start is the
+    ridge solution, which needs the matrix).
     """
-    Xd = X
+    Xd = _operand(X)
     n, d = X.shape
+    if w0 is None and isinstance(Xd, LinearOperator):
+        raise ValueError("iht needs w0 when X is a LinearOperator (the default start, "
+                         "least_squares(X, y, lam), needs the matrix).")
 
     def objective(w):
         r = np.asarray(Xd @ w) - y
@@ -144,7 +158,7 @@ def iht(X, y, n_nonzero, lam=0.0, *, w0=None, max_iter=500, tol=1e-10):
         labels[keep] = 0
         return Projection(out, labels, np.zeros(0))
 
-    L = spectral_norm_sq(X) / n + lam
+    L = spectral_norm_sq(Xd) / n + lam
     w0 = least_squares(X, y, max(lam, 1e-6)) if w0 is None else w0
     return projected_gradient(objective, gradient, project, w0, 1.0 / L, max_iter=max_iter,
                               tol=tol).W

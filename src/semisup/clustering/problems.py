@@ -58,11 +58,14 @@ class CenteredDesign:
             Xc = Xd - self.mean
             G = Xc.T @ Xc if self.d <= self.n else Xc @ Xc.T
             return float(sla.eigvalsh(G, subset_by_index=[m - 1, m - 1])[0])
-        op = LinearOperator((self.n, self.d), dtype=np.float64,
-                            matvec=lambda w: self.matmat(np.reshape(w, (self.d, 1))).ravel(),
-                            rmatvec=lambda g: self.rmatmat(np.reshape(g, (self.n, 1))).ravel(),
-                            matmat=self.matmat, rmatmat=self.rmatmat)
-        return spectral_norm_sq(op)
+        return spectral_norm_sq(self.operator())
+
+    def operator(self) -> LinearOperator:
+        """Xc as a ``LinearOperator`` (``Xc @ w``, ``Xc.T @ r``), O(nnz(X) + n + d) a product."""
+        return LinearOperator((self.n, self.d), dtype=np.float64,
+                              matvec=lambda w: self.matmat(np.reshape(w, (self.d, 1))).ravel(),
+                              rmatvec=lambda g: self.rmatmat(np.reshape(g, (self.n, 1))).ravel(),
+                              matmat=self.matmat, rmatmat=self.rmatmat)
 
 
 class FeatureProblem:

@@ -441,23 +441,31 @@ def _movie_methods(Q, k, cg_iter):
             return m.coef_, m.intercept_
         return fit
 
-    def centred(fn):
+    def centred(fn, operator=False):
+        """``fn`` on the centred design: dense Xc, or (``operator``) the sparse X centred
+        implicitly, for the first-order methods (OSCAR, IHT: 5x fewer flops a product)."""
         def fit(X, y, lam):
             from ..clustering.problems import CenteredDesign
             A = CenteredDesign(X)
-            Xc = X.toarray() - A.mean
-            w = fn(Xc, y - y.mean(), lam)
+            w = fn(A.operator() if operator else X.toarray() - A.mean, y - y.mean(), lam)
             return w, float(y.mean() - A.mean @ w)
         return fit
+
+    def iht_fit(X, y, lam):  # X: the centred operator; start from ridge on the dense Xc
+        from ..clustering.problems import CenteredDesign
+        w0 = least_squares(X.toarray() - CenteredDesign(X).mean, y - y.mean(), max(lam, 1e-6))
+        return centred(lambda Xc, yc, lam: iht(Xc, yc, k, lam, w0=w0, max_iter=300),
+                       operator=True)(X, y, lam)
 
     from ..clustering.baselines import least_squares, lsk
     return {
         "LS": centred(lambda X, y, lam: least_squares(X, y, lam)),
         "LSK": centred(lambda X, y, lam: lsk(X, y, Q, lam)[0]),
         "PG": est("pg"), "CG": est("cg"), "CGPG": est("cgpg"),
-        "OSCAR": centred(lambda X, y, lam: oscar(X, y, lam[0], lam[1], max_iter=500, tol=1e-6)),
+        "OSCAR": centred(lambda X, y, lam: oscar(X, y, lam[0], lam[1], max_iter=500, tol=1e-6),
+                         operator=True),
         "PGS": est("pg", k), "CGPGS": est("cgpg", k),
-        "IHT": centred(lambda X, y, lam: iht(X, y, k, lam, max_iter=300)),
+        "IHT": iht_fit,
         "Lasso": centred(lambda X, y, lam: lasso(X, y, lam)),
     }
 
