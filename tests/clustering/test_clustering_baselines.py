@@ -139,3 +139,14 @@ def test_oscar_and_iht_accept_an_implicitly_centred_sparse_design():
                                rtol=1e-9, atol=1e-12)
     with pytest.raises(ValueError, match="w0"):
         iht(op, y, 10, 1e-3)
+
+
+@pytest.mark.parametrize("shape", [(30, 50), (50, 30)])  # sparse Gram route (n < d) and dense
+def test_least_squares_centred_sparse_equals_dense_centred(shape):
+    X = sp.random(*shape, density=0.3, random_state=1, format="csr")
+    y = np.random.default_rng(1).standard_normal(shape[0])
+    Xc = X.toarray() - X.toarray().mean(axis=0)
+    np.testing.assert_allclose(least_squares(X, y, 1e-2, center=True),
+                               least_squares(Xc, y, 1e-2), rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(lsk(X, y, 3, 1e-2, center=True)[0], lsk(Xc, y, 3, 1e-2)[0],
+                               rtol=1e-9, atol=1e-12)

@@ -431,7 +431,7 @@ def movie_review_features(texts, n_words=5623, min_df=5):
 
 def _movie_methods(Q, k, cg_iter):
     """name -> fit(X, y, lam) returning (w, b); X sparse, centred implicitly."""
-    from ..clustering.baselines import iht, lasso, oscar
+    from ..clustering.baselines import iht, lasso, least_squares, lsk, oscar
     from ..clustering.estimator import ClusteredRegressor
 
     def est(solver, sparsity=None):
@@ -441,29 +441,30 @@ def _movie_methods(Q, k, cg_iter):
             return m.coef_, m.intercept_
         return fit
 
-    def centred(fn, operator=False):
-        """``fn`` on the centred design: dense Xc, or (``operator``) the sparse X centred
-        implicitly, for the first-order methods (OSCAR, IHT: 5x fewer flops a product)."""
+    def centred(fn, design="dense"):
+        """``fn(Xc, yc, lam)`` on the centred design, given as ``design``: "dense" Xc,
+        "operator" (the sparse X centred implicitly, for the first-order methods OSCAR and
+        IHT: 5x fewer flops a product) or "sparse" (X itself; ``fn`` centres it)."""
         def fit(X, y, lam):
             from ..clustering.problems import CenteredDesign
             A = CenteredDesign(X)
-            w = fn(A.operator() if operator else X.toarray() - A.mean, y - y.mean(), lam)
+            Xc = {"dense": lambda: X.toarray() - A.mean, "operator": A.operator,
+                  "sparse": lambda: X}[design]()
+            w = fn(Xc, y - y.mean(), lam)
             return w, float(y.mean() - A.mean @ w)
         return fit
 
-    def iht_fit(X, y, lam):  # X: the centred operator; start from ridge on the dense Xc
-        from ..clustering.problems import CenteredDesign
-        w0 = least_squares(X.toarray() - CenteredDesign(X).mean, y - y.mean(), max(lam, 1e-6))
+    def iht_fit(X, y, lam):  # from the ridge solution, as iht's default start
+        w0 = least_squares(X, y - y.mean(), max(lam, 1e-6), center=True)
         return centred(lambda Xc, yc, lam: iht(Xc, yc, k, lam, w0=w0, max_iter=300),
-                       operator=True)(X, y, lam)
+                       "operator")(X, y, lam)
 
-    from ..clustering.baselines import least_squares, lsk
     return {
-        "LS": centred(lambda X, y, lam: least_squares(X, y, lam)),
-        "LSK": centred(lambda X, y, lam: lsk(X, y, Q, lam)[0]),
+        "LS": centred(lambda X, y, lam: least_squares(X, y, lam, center=True), "sparse"),
+        "LSK": centred(lambda X, y, lam: lsk(X, y, Q, lam, center=True)[0], "sparse"),
         "PG": est("pg"), "CG": est("cg"), "CGPG": est("cgpg"),
         "OSCAR": centred(lambda X, y, lam: oscar(X, y, lam[0], lam[1], max_iter=500, tol=1e-6),
-                         operator=True),
+                         "operator"),
         "PGS": est("pg", k), "CGPGS": est("cgpg", k),
         "IHT": iht_fit,
         "Lasso": centred(lambda X, y, lam: lasso(X, y, lam)),
