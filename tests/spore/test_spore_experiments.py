@@ -100,17 +100,17 @@ def test_reproduce_resumes_from_the_draw_cache(tmp_path, monkeypatch):
 def test_mnist_threshold_names_the_cache_and_keeps_the_labelled_draws(tmp_path):
     cfg = {"mnist_similarity": exp.MNIST_SIMILARITY}
     assert exp.mnist_name(3, 8, cfg) == "mnist-3v8"
-    assert exp.mnist_name(3, 8, {"mnist_similarity": 0.6}) == "mnist-3v8+sim0.6"
-    assert exp._base_name("mnist-3v8+sim0.6") == "mnist-3v8"
+    assert exp.mnist_name(3, 8, {"mnist_similarity": 0.4}) == "mnist-3v8+sim0.4"
+    assert exp._base_name("mnist-3v8+sim0.4") == "mnist-3v8"
     # a graph threshold is cached apart from the default one, and assembling it without a
     # cached draw says so (nothing is computed)
     import argparse
     parser = argparse.ArgumentParser()
     exp.add_reproduce_parser(parser.add_subparsers())
     args = parser.parse_args(["spore", "--tables", "1", "--datasets", "mnist-3v8",
-                              "--mnist-similarity", "0.6", "--assemble-only",
+                              "--mnist-similarity", "0.4", "--assemble-only",
                               "--out", str(tmp_path)])
     assert args.func(args) == 0
     text = (tmp_path / "tables.md").read_text()
-    assert "No draw computed or cached for: mnist-3v8+sim0.6." in text
-    assert "--mnist-similarity 0.6" in text
+    assert "No draw computed or cached for: mnist-3v8+sim0.4." in text
+    assert "--mnist-similarity 0.4" in text

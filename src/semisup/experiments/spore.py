@@ -4,7 +4,8 @@
 [--draws N] [--assemble-only] [--seed S]``
 
 * Table 1: six UCI sets (RBF graph thresholded at the mean similarity) and MNIST 1v2, 3v8,
-  4v9 (500 random images, cosine similarity > 0.4); 10 % labels, 5 random labelled sets.
+  4v9 (500 random images, edge iff cosine distance < 0.4, i.e. similarity > 0.6; see
+  :data:`MNIST_SIMILARITY`); 10 % labels, 5 random labelled sets.
   Baselines Un-Lap / N-Lap / K-Scaling with (c, C) by 3-fold CV on the labelled vertices;
   SPORE with (C, beta) by the same CV (full mode) or fixed (``--quick``).
 * Table 2: 2000 MNIST nodes, IIP with 5 outer x 20 inner iterations, five digit pairs.
@@ -189,12 +190,18 @@ def uci_graph(name, data_home=None):
 _MNIST = {}
 
 
-MNIST_SIMILARITY = 0.4   # the spec's reading of "cosine distance ... threshold with 0.4"
+# The paper: "a similarity matrix using cosine distance ..., and threshold with 0.4". The spec
+# (spore.md §8, marked "assumed") reads it as similarity > 0.4, which joins 70-80 % of all
+# pairs of 2000 MNIST 3s and 8s; as distance < 0.4 (similarity > 0.6) the three baselines of
+# Table 2 land near the paper's (e.g. 3v8 N-Lap 91.7 / KS 87.6 against 87.35 / 87.35, where
+# similarity > 0.4 gives 68.4 / 50.3). Evidence: docs/results/spore.md. 0.4 stays available
+# (--mnist-similarity 0.4).
+MNIST_SIMILARITY = 0.6
 
 
 def mnist_name(a, b, cfg):
     """Data-set name of a digit pair; a non-default graph threshold is part of the name (and
-    so of the cache key): ``mnist-3v8`` (similarity > 0.4), ``mnist-3v8+sim0.6``."""
+    so of the cache key): ``mnist-3v8`` (similarity > 0.6), ``mnist-3v8+sim0.4``."""
     thr = cfg.get("mnist_similarity", MNIST_SIMILARITY)
     return f"mnist-{a}v{b}" + ("" if thr == MNIST_SIMILARITY else f"+sim{thr:g}")
 
@@ -205,7 +212,8 @@ def _base_name(name):
 
 def mnist_graph(a, b, n, rng, data_home=None, threshold=MNIST_SIMILARITY):
     """``n`` random MNIST images of digits a (+1) and b (-1); edge iff the cosine similarity
-    exceeds ``threshold`` (0.4: the spec's reading; 0.6: cosine *distance* below 0.4)."""
+    exceeds ``threshold`` (0.6 = cosine distance below 0.4, the default; 0.4: the spec's
+    reading)."""
     from ..datasets import load_dataset
     from ..graph import cosine_threshold_graph
     if "m" not in _MNIST:
@@ -698,10 +706,10 @@ def add_reproduce_parser(subparsers):
                    "heart,sonar,mnist-1v2)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--mnist-similarity", type=float, default=None,
-                   help="cosine-similarity threshold of the MNIST graphs (default 0.4, the "
-                   "spec's reading of the paper's 'cosine distance ... threshold with 0.4'; "
-                   "0.6 reads it as cosine distance < 0.4, see docs/results/spore.md); a "
-                   "non-default value is cached under names like mnist-3v8+sim0.6")
+                   help="cosine-similarity threshold of the MNIST graphs (default 0.6: the "
+                   "paper's 'cosine distance ... threshold with 0.4' read as distance < 0.4; "
+                   "0.4 is the spec's reading, see docs/results/spore.md); a "
+                   "non-default value is cached under names like mnist-3v8+sim0.4")
     p.add_argument("--draws", type=int, default=None,
                    help="draws (labelled sets) per data set in every selected table "
                    "(default: 5 for Table 1, 1 for Table 2, 10 for Table 4, 3 for path; "

@@ -42,7 +42,8 @@ def _build_graph(X, affinity, threshold, n_neighbors):
         return graph.rbf_threshold_graph(X, threshold="mean" if threshold is None
                                          else threshold)
     if affinity == "cosine_threshold":
-        return graph.cosine_threshold_graph(X, threshold=0.4 if threshold is None
+        # None: similarity > 0.6, the paper's MNIST graph (cosine distance < 0.4)
+        return graph.cosine_threshold_graph(X, threshold=0.6 if threshold is None
                                             else threshold)
     return graph.knn_graph(X, n_neighbors)
 
@@ -125,7 +126,9 @@ class SPORE(_SPOREBase):
         Which IIP iterate gives the predictions (the paper's theory bounds the best).
     affinity : {"precomputed", "rbf_threshold", "cosine_threshold", "knn"}
         "precomputed": ``fit`` gets an adjacency; otherwise a graph is built from X
-        (``threshold`` for the thresholded graphs, ``n_neighbors`` for kNN).
+        (``threshold`` for the thresholded graphs: default the mean similarity for
+        "rbf_threshold", 0.6 (cosine distance < 0.4, the paper's MNIST graphs) for
+        "cosine_threshold"; ``n_neighbors`` for kNN).
     dtype : {"auto", "float64", "float32"}, default="auto"
         Precision of the n x n iterates; "auto" uses float32 above 1000 vertices.
     verbose : bool, default=False
