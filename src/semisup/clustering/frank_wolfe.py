@@ -38,7 +38,7 @@ from .._progress import log
 from .._validation import warn_convergence
 from ..linalg.kmeans1d import kmeans1d
 from .problems import CenteredDesign
-from .projections import group_sums, project_kmeans
+from .projections import group_sums, indicator, project_kmeans
 
 __all__ = ["CGResult", "indicator", "psi_features", "psi_samples", "cluster_values",
            "ridge_per_group", "cg_feature_clustering", "cg_sample_clustering"]
@@ -65,15 +65,6 @@ def _relabel(labels):
     rank = np.empty_like(first)
     rank[np.argsort(first)] = np.arange(first.size)
     return rank[inv.ravel()]
-
-
-def indicator(labels, n_groups=None):
-    """Dense assignment matrix Z (m x Q) of a label vector."""
-    labels = np.asarray(labels)
-    q = int(labels.max()) + 1 if n_groups is None else n_groups
-    Z = np.zeros((labels.size, q))
-    Z[np.arange(labels.size), labels] = 1.0
-    return Z
 
 
 def _as_2d(y):
