@@ -133,3 +133,16 @@ def test_multigraph_bad_input():
         MultiGraphSPORE().fit([A, A[:10, :10]], y_obs)
     with pytest.raises(ValueError, match="beta"):
         MultiGraphSPORE(beta=-1).fit([A, A], y_obs)
+
+
+def test_cosine_threshold_affinity_defaults_to_cosine_distance_below_0_4():
+    """The paper's MNIST graph: similarity > 0.6 (docs/results/spore.md), unless given."""
+    from semisup.graph import cosine_threshold_graph
+    from semisup.spore.estimator import _simple_graph
+    X = np.random.default_rng(0).random((40, 5))
+    for thr, expected in ((None, 0.6), (0.4, 0.4)):
+        A = _simple_graph(X, "cosine_threshold", thr, 10)
+        W = cosine_threshold_graph(X, expected)
+        assert (A != (W > 0)).nnz == 0
+    assert _simple_graph(X, "cosine_threshold", None, 10).nnz < \
+        _simple_graph(X, "cosine_threshold", 0.4, 10).nnz

@@ -114,3 +114,27 @@ def test_mnist_threshold_names_the_cache_and_keeps_the_labelled_draws(tmp_path):
     text = (tmp_path / "tables.md").read_text()
     assert "No draw computed or cached for: mnist-3v8+sim0.4." in text
     assert "--mnist-similarity 0.4" in text
+
+
+def test_graph_thresholds_share_their_labelled_draws(tmp_path, monkeypatch):
+    """A threshold changes the cache name, not the draws: the comparison is paired."""
+    import scipy.sparse as sp
+    from semisup.experiments._checkpoint import TrialCache
+    A = sp.csr_matrix(np.ones((6, 6)) - np.eye(6))
+    y = np.array([1.0, 1.0, 1.0, -1.0, -1.0, -1.0])
+    seen = {}
+
+    def fake_draw(A, ysig, specs, cfg, rng, identity=False):
+        return {"n": 6, "edges": 15, "seconds": 0.0, "draw": rng.random(4).tolist(),
+                **{k: 50.0 for k in exp.BASELINES}, "spore": 50.0,
+                "spore_path": [50.0], "spore_ties": [0.0], "spore_params": [1.0, 0.01],
+                "identity_path": None}
+
+    monkeypatch.setattr(exp, "run_draw", fake_draw)
+    cfg = {"draws": 2, "quick": True, "identity": False}
+    for name in ("mnist-3v8", "mnist-3v8+sim0.4", "mnist-4v9"):
+        cache = TrialCache(str(tmp_path / name))
+        exp.run_dataset(lambda: (A, y), cfg, "1", name, 0, cache)
+        seen[name] = [cache.get(exp.draw_key("1", name, d, 0, True))["draw"] for d in range(2)]
+    assert seen["mnist-3v8"] == seen["mnist-3v8+sim0.4"]
+    assert seen["mnist-3v8"] != seen["mnist-4v9"] and seen["mnist-3v8"][0] != seen["mnist-3v8"][1]
