@@ -5,8 +5,8 @@ import pytest
 import scipy.sparse as sp
 from sklearn.metrics import adjusted_rand_score
 
-from semisup.clustering.baselines import (iht, least_squares, lsk, oscar, oscar_penalty,
-                                          prox_oscar, regression_clustering)
+from semisup.clustering.baselines import (iht, lasso, least_squares, lsk, oscar,
+                                          oscar_penalty, prox_oscar, regression_clustering)
 from semisup.clustering.multitask import multitask_penalty, pg_clustered_multitask
 
 
@@ -150,3 +150,22 @@ def test_least_squares_centred_sparse_equals_dense_centred(shape):
                                least_squares(Xc, y, 1e-2), rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(lsk(X, y, 3, 1e-2, center=True)[0], lsk(Xc, y, 3, 1e-2)[0],
                                rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("sparse", [True, False])
+def test_centred_lasso_matches_cvxpy(sparse):
+    # the sparse route lets scikit-learn centre implicitly; both must solve the centred problem
+    cp = pytest.importorskip("cvxpy")
+    X = sp.random(40, 60, density=0.3, random_state=2, format="csr")
+    y = np.random.default_rng(2).standard_normal(40) + 3.0  # not centred: w is the same
+    Xc = X.toarray() - X.toarray().mean(axis=0)
+    alpha = 0.05 * np.abs(Xc.T @ (y - y.mean())).max() / 40
+    w = cp.Variable(60)
+    problem = cp.Problem(cp.Minimize(cp.sum_squares(Xc @ w - y) / 80 + alpha * cp.norm1(w)))
+    problem.solve()
+    got = lasso(X if sparse else X.toarray(), y, alpha, center=True)
+    assert 0 < np.count_nonzero(got) < 60  # the l1 term is active
+    # n < d: a flat valley, so compare objectives (coordinate descent stops at tol = 1e-4)
+    value = np.sum((Xc @ got - y) ** 2) / 80 + alpha * np.abs(got).sum()
+    assert value == pytest.approx(problem.value, rel=1e-6)
+    assert value < np.sum(y ** 2) / 80 - 1e-2  # well below w = 0

@@ -102,6 +102,19 @@ def test_count_distinct_rows_against_unique(limit):
         n_distinct = np.unique(W, axis=0).shape[0]
         assert _count_distinct_rows(W, limit) == min(n_distinct, limit + 1)
     assert _count_distinct_rows(np.empty((0, 2)), limit) == 0
+    # distinct rows whose projections on the probe [1, 2] coincide: the exact pass decides
+    W = np.array([[2.0, 0.0], [0.0, 1.0], [4.0, 0.0], [0.0, 2.0]])
+    assert _count_distinct_rows(W, limit) == min(4, limit + 1)
+
+
+def test_kmeans_seeding_is_scikit_learns():
+    # the private k-means++ entry point must draw exactly what the public one draws
+    from sklearn.cluster import kmeans_plusplus
+
+    from semisup.clustering.projections import _seed
+    W = np.random.default_rng(0).standard_normal((200, 7))
+    ours = _seed(W, 4, np.random.RandomState(3), np.einsum("ij,ij->i", W, W))
+    np.testing.assert_array_equal(ours, kmeans_plusplus(W, 4, random_state=3)[0])
 
 
 def test_project_kmeans_recovers_separated_clusters():

@@ -139,8 +139,19 @@ def oscar(X, y, lam1, lam2, *, max_iter=2000, tol=1e-8, w0=None):
     return w
 
 
-def lasso(X, y, alpha, *, max_iter=5000):
-    """scikit-learn's Lasso ``(1/(2n))||Xw - y||^2 + alpha ||w||_1`` (no intercept)."""
+def lasso(X, y, alpha, *, max_iter=5000, center=False):
+    """scikit-learn's Lasso ``(1/(2n))||Xw - y||^2 + alpha ||w||_1`` (no intercept).
+
+    ``center=True`` solves it on the column-centred ``Xc = X - 1 m^T`` (``y`` is taken as
+    given, as in :func:`least_squares`). For a sparse X, scikit-learn's coordinate descent
+    centres implicitly (``fit_intercept=True`` on a centred y gives the same w, to its
+    tolerance): on the movie reviews (3 204 x 5 623) 5x faster than the dense Xc.
+    """
+    if center and sp.issparse(X):
+        return Lasso(alpha=alpha, max_iter=max_iter).fit(X, y - np.mean(y)).coef_
+    if center:
+        X = _dense(X)
+        X = X - X.mean(axis=0)
     return Lasso(alpha=alpha, fit_intercept=False, max_iter=max_iter).fit(X, y).coef_
 
 

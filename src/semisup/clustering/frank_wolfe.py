@@ -359,9 +359,12 @@ def cg_sample_clustering(X, Y, n_clusters, lam, *, labels0=None, max_iter=200, t
     ln = lam * n
     K = X @ X.T
 
-    def k_times_equiv(labels):
-        same = labels[:, None] == labels[None, :]
-        return np.where(same, K / np.bincount(labels)[labels][None, :], 0.0)
+    def k_times_equiv(labels):  # K o N: the diagonal blocks K_qq / s_q, the rest 0
+        out = np.zeros_like(K)
+        for q, s in enumerate(np.bincount(labels)):
+            block = np.ix_(*2 * (np.flatnonzero(labels == q),))
+            out[block] = K[block] / s
+        return out
 
     def solve(H):
         A = H / ln

@@ -467,7 +467,7 @@ def _movie_methods(Q, k, cg_iter):
                          "operator"),
         "PGS": est("pg", k), "CGPGS": est("cgpg", k),
         "IHT": iht_fit,
-        "Lasso": centred(lambda X, y, lam: lasso(X, y, lam)),
+        "Lasso": centred(lambda X, y, lam: lasso(X, y, lam, center=True), "sparse"),
     }
 
 
