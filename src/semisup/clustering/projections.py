@@ -108,13 +108,12 @@ def project_sparse_clustered(x, n_nonzero, n_clusters) -> Projection:
     neg_idx, pos_idx = order[:k], order[::-1][:k]
     fneg, argneg = _side_table(x[neg_idx], Q)          # (k+1, Q+1)
     fpos, argpos = _side_table(x[pos_idx], Q)
-    # running maximum over l <= m of the positive side, for every number of groups
-    best_l = np.zeros_like(fpos, dtype=np.int64)
-    gpos = fpos.copy()
-    for m in range(1, k + 1):
-        better = fpos[m] > gpos[m - 1]
-        gpos[m] = np.where(better, fpos[m], gpos[m - 1])
-        best_l[m] = np.where(better, m, best_l[m - 1])
+    # running maximum over l <= m of the positive side, for every number of groups, and the
+    # first l attaining it (the last strict improvement up to m)
+    gpos = np.maximum.accumulate(fpos, axis=0)
+    improved = np.ones_like(fpos, dtype=bool)
+    improved[1:] = fpos[1:] > gpos[:-1]
+    best_l = np.maximum.accumulate(np.where(improved, np.arange(k + 1)[:, None], 0), axis=0)
     # total[j, q] = fneg[j, q] + gpos[k - j, Q - q]
     total = fneg + gpos[::-1, ::-1]
     j, q = np.unravel_index(np.argmax(total), total.shape)
