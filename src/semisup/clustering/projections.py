@@ -185,9 +185,11 @@ def _seed(W, n_clusters, rng, sq_norms):
     return _kmeans_plusplus(W, n_clusters, sq_norms, np.ones(W.shape[0]), rng)[0]
 
 
-def _lloyd(W, centers, max_iter=100):
-    """Lloyd iterations from given centres; empty clusters keep their centre."""
-    sq = np.einsum("ij,ij->i", W, W)
+def _lloyd(W, centers, sq, max_iter=100):
+    """Lloyd iterations from given centres; empty clusters keep their centre.
+
+    ``sq``: the squared row norms of ``W``, shared with the seeding.
+    """
     labels = None
     for _ in range(max_iter):
         dist = sq[:, None] - 2.0 * W @ centers.T + np.einsum("ij,ij->i", centers, centers)
@@ -240,7 +242,7 @@ def project_kmeans(W, n_clusters, *, random_state=None, n_init=10, init=None) ->
     for _ in range(n_init if starts else max(n_init, 1)):
         starts.append(_seed(W, q, rng, sq))
     for c0 in starts:
-        run = _lloyd(W, c0)
+        run = _lloyd(W, c0, sq)
         if best is None or run[2] < best[2]:
             best = run
     labels, centers, _ = best
