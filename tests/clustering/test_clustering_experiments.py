@@ -99,3 +99,37 @@ def test_reproduce_resumes_from_the_repetition_cache(tmp_path, monkeypatch):
     # the functions' API reads the same cache
     t2 = exp.feature_clustering_table([(150, 0.5)], 1, quick=True, cache=tmp_path / "reps")
     assert f"| PG | {t2['PG'][0][0]:.2f}±0.00 (" in "\n".join(rows1)
+
+
+def test_rewriting_the_report_keeps_its_hand_written_status(tmp_path, monkeypatch):
+    import argparse
+    report = tmp_path / "clustering.md"
+    monkeypatch.setattr(exp, "RESULTS", str(report))
+    status = [exp.STATUS, "", "* Table 1: the Oracle matches the paper.", ""]
+    report.write_text("\n".join(["# old report", "", *status, "## Table 2", "old rows", ""]))
+    parser = argparse.ArgumentParser()
+    exp.add_reproduce_parser(parser.add_subparsers())
+
+    def assemble(*extra):
+        args = parser.parse_args(["clustering", "--assemble-only", "--out", str(tmp_path),
+                                  *extra])
+        assert args.func(args) == 0
+        return report.read_text()
+
+    for _ in range(2):  # kept once, before the tables, however often it is rewritten
+        text = assemble()
+        assert text.count(exp.STATUS) == 1 and "old rows" not in text
+        assert "\n".join(status) in text
+        assert text.index(exp.STATUS) < text.index("## Table 2")
+    # a --quick report is not the full protocol's: the status does not carry over
+    assert exp.STATUS not in assemble("--quick")
+
+
+def test_kept_section_stops_at_the_next_heading(tmp_path):
+    from semisup.experiments._report import kept_section
+    path = tmp_path / "r.md"
+    assert kept_section(str(path), "## A") == []
+    path.write_text("# t\n## A\nx\n\n### sub\ny\n\n\n## B\nz\n")
+    assert kept_section(str(path), "## A") == ["## A", "x", "", "### sub", "y", ""]
+    assert kept_section(str(path), "## B") == ["## B", "z", ""]
+    assert kept_section(str(path), "## C") == []

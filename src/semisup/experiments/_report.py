@@ -34,6 +34,30 @@ def write_text(path: str, text: str) -> str:
     return path
 
 
+def kept_section(path: str, heading: str) -> list[str]:
+    """The hand-written section ``heading`` of the report at ``path``, as lines.
+
+    It runs from the ``heading`` line to the next ``## `` heading (or the end). Reports that
+    are regenerated from a cache (``--assemble-only``) call this before overwriting, so the
+    prose written over the tables (status, findings) survives a rewrite. A missing file or
+    heading gives ``[]``.
+    """
+    try:
+        with open(path) as fh:
+            lines = fh.read().splitlines()
+    except FileNotFoundError:
+        return []
+    if heading not in lines:
+        return []
+    start = lines.index(heading)
+    end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")),
+               len(lines))
+    section = lines[start:end]
+    while section and not section[-1].strip():
+        section.pop()
+    return section + [""]
+
+
 def command_line(args) -> str:
     """The ``semisup ...`` command that produced a record."""
     return "semisup " + " ".join(sys.argv[1:]) if sys.argv[1:] else "semisup " + args.cmd_name

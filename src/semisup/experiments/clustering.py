@@ -34,10 +34,12 @@ from .._progress import log
 from .._validation import ConvergenceWarning
 from ._report import command_line as _command, load_average, machine
 from ._report import markdown_table as _table, write_text as _write
-from ._report import add_reproduce_arguments
+from ._report import add_reproduce_arguments, kept_section
 from ._checkpoint import TrialCache, run_jobs
 
 RESULTS = os.path.join("docs", "results", "clustering.md")
+# hand-written over the full protocol's tables; kept when the report is rewritten
+STATUS = "## Status and what we find"
 BENCH = os.path.join("docs", "benchmarks", "clustering.md")
 
 # ----------------------------------------------------------------------------- paper numbers
@@ -676,6 +678,8 @@ def cmd_reproduce(args) -> int:
              + (" (`--assemble-only`: nothing was computed by this run)" if args.assemble_only
                 else f" (computed by this run: Tables {', '.join(map(str, sorted(tables)))})")
              + ", with the repetition counts stated per table.", ""]
+    if not quick:  # the status speaks of the full protocol's numbers, not of a --quick run
+        text += kept_section(RESULTS, STATUS)
 
     def missing(t):
         if t == 4 and t4_error is not None:
