@@ -1,4 +1,5 @@
 import numpy as np
+import pytest
 
 from semisup.experiments import spore as exp
 
@@ -27,6 +28,31 @@ def test_ties_go_to_the_larger_labelled_class():
     lab = np.array([0, 1, 2])
     acc, ties = exp.accuracy(np.array([1.0, 1.0, -1.0, 0.0, 0.0]), y, lab)
     assert acc == 50.0 and ties == 1.0
+    assert not hasattr(exp, "predict_signed")   # the estimators' rule, not a copy of it
+
+
+def test_the_protocol_and_the_estimators_share_one_prediction_rule(rng):
+    """Exact-zero scores (a component without labels) go to the larger labelled class in
+    the reproductions and in the estimators alike."""
+    from semisup.baselines.graph_kernels import GraphKernelSVM
+    from semisup.spore import SPORE
+    n = 24
+    U = np.triu(rng.random((n, n)) < 0.5, 1)
+    A = (U | U.T).astype(float)
+    A[20:, :20] = A[:20, 20:] = 0.0                   # vertices 20..23: no label reaches them
+    y = np.where(np.arange(n) % 2 == 0, 1.0, -1.0)
+    lab = np.array([0, 2, 4, 1])                     # three +1, one -1
+    y_obs = np.full(n, -1)
+    y_obs[lab] = (y[lab] > 0).astype(int)
+    for model in (SPORE(n_outer=2, affinity="precomputed"),
+                  GraphKernelSVM(kernel="nlap", affinity="precomputed")):
+        with pytest.warns(UserWarning, match="4 unlabeled vertex"):
+            model.fit(A, y_obs)
+        unl = np.setdiff1d(np.arange(n), lab)
+        acc, _ = exp.accuracy(model.decision_scores_, y, lab)
+        assert acc == pytest.approx(100 * np.mean(
+            np.where(model.transduction_ == 1, 1.0, -1.0)[unl] == y[unl]))
+        np.testing.assert_array_equal(model.transduction_[20:], 1)
 
 
 def test_demo_rows():
@@ -49,7 +75,7 @@ def test_baseline_scores_match_the_estimator(rng):
     y_obs[lab] = (y[lab] > 0).astype(int)
     spec = LaplacianSpectrum(A, "nlap")
     s = exp.baseline_scores(spec, lab, y, 0.1, 1.0)
-    m = GraphKernelSVM("nlap", c=0.1, C=1.0).fit(A, y_obs)
+    m = GraphKernelSVM(kernel="nlap", c=0.1, C=1.0, affinity="precomputed").fit(A, y_obs)
     np.testing.assert_allclose(s, m.decision_scores_, atol=1e-10)
 
 
@@ -71,10 +97,10 @@ def test_reproduce_resumes_from_the_draw_cache(tmp_path, monkeypatch):
     exp.add_reproduce_parser(parser.add_subparsers())
 
     def run(*extra):
-        args = parser.parse_args(["spore", "--quick", "--datasets", "heart", "--tables", "1",
-                                  "--draws", "1", "--out", str(tmp_path), *extra])
+        args = parser.parse_args(["spore", "--quick", "--datasets", "heart", "--only", "1",
+                                  "--reps", "1", "--out", str(tmp_path), *extra])
         assert args.func(args) == 0
-        text = (tmp_path / "tables.md").read_text()
+        text = (tmp_path / "spore.md").read_text()
         return text, [line for line in text.splitlines() if line.startswith("| ")]
 
     text1, rows1 = run()
@@ -107,11 +133,11 @@ def test_mnist_threshold_names_the_cache_and_keeps_the_labelled_draws(tmp_path):
     import argparse
     parser = argparse.ArgumentParser()
     exp.add_reproduce_parser(parser.add_subparsers())
-    args = parser.parse_args(["spore", "--tables", "1", "--datasets", "mnist-3v8",
+    args = parser.parse_args(["spore", "--only", "1", "--datasets", "mnist-3v8",
                               "--mnist-similarity", "0.4", "--assemble-only",
                               "--out", str(tmp_path)])
     assert args.func(args) == 0
-    text = (tmp_path / "tables.md").read_text()
+    text = (tmp_path / "spore_sim0.4.md").read_text()
     assert "No draw computed or cached for: mnist-3v8+sim0.4." in text
     assert "--mnist-similarity 0.4" in text
 
@@ -138,3 +164,20 @@ def test_graph_thresholds_share_their_labelled_draws(tmp_path, monkeypatch):
         seen[name] = [cache.get(exp.draw_key("1", name, d, 0, True))["draw"] for d in range(2)]
     assert seen["mnist-3v8"] == seen["mnist-3v8+sim0.4"]
     assert seen["mnist-3v8"] != seen["mnist-4v9"] and seen["mnist-3v8"][0] != seen["mnist-3v8"][1]
+
+
+def test_spore_fit_is_the_public_estimator(rng):
+    """The protocol's SPORE is ``semisup.SPORE`` (precomputed graph, path kept)."""
+    from semisup.spore import SPORE
+    n = 30
+    U = np.triu(rng.random((n, n)) < 0.3, 1)
+    A = (U | U.T).astype(float)
+    y = np.where(np.arange(n) < 15, 1.0, -1.0)
+    lab = np.array([0, 1, 20, 21])
+    model = exp.spore_fit(A, y, lab, 1.0, 0.01, 3, 5, dtype="float64")
+    assert isinstance(model, SPORE) and len(model.history_["scores"]) == 4
+    np.testing.assert_array_equal(model.classes_, [0, 1])
+    np.testing.assert_allclose(model.history_["scores"][-1], model.decision_scores_)
+    unl = np.setdiff1d(np.arange(n), lab)
+    assert exp.accuracy(model.decision_scores_, y, lab)[0] == pytest.approx(
+        100 * np.mean((model.transduction_[unl] == 1) == (y[unl] > 0)))

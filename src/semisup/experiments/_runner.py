@@ -1,0 +1,303 @@
+"""One machinery for every ``semisup reproduce`` and ``semisup bench`` command.
+
+* **Options** (:func:`add_common_options`): one spelling for all commands, ``--out``,
+  ``--cache``, ``--reps``, ``--n-jobs``, ``--quick``, ``--plot``, ``--resume`` /
+  ``--no-resume``, ``--assemble-only``, ``--only``, ``-v/--verbose``, ``--blas-threads``
+  and ``--data-home``. A module adds its own options next to them, under other names.
+* **Where things go** (:func:`out_dir`, :func:`cache_dir`, :func:`report_path`): figures,
+  raw results and the cache under ``--out`` (default ``out/<paper>``, relative to the
+  current directory). The report goes to the repository's ``docs/results/<paper>.md``
+  (``docs/benchmarks/<name>.md`` for a benchmark), found from this package's location, only
+  for a run of the whole protocol (no ``--quick``, ``--reps`` or ``--only``) from a source
+  checkout; every other run writes it under ``--out``, so a quick run never touches docs/.
+* **Units of work** (:func:`run_units`): each unit is cached as one JSON file
+  (:class:`._checkpoint.TrialCache`) as soon as it finishes, run in parallel by joblib with
+  one BLAS thread per worker when ``--n-jobs`` > 1, and timed (CPU and wall seconds, stored
+  with a dict result under ``"_timing"``). ``--resume`` (default) reuses cached units,
+  ``--no-resume`` recomputes them, ``--assemble-only`` computes nothing (units not in the
+  cache come back as ``None``).
+* **BLAS** (:func:`blas_limit`): the whole command runs under ``--blas-threads`` threads
+  (:func:`run_command`).
+* **Report** (:func:`write_report`): generated text with the hand-written sections of the
+  previous report kept (:func:`._report.kept_section`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .._progress import log
+from ._checkpoint import TrialCache, run_jobs
+from ._report import kept_section, write_text
+
+__all__ = ["Unit", "add_common_options", "out_dir", "cache_dir", "report_path",
+           "is_full_run", "blas_limit", "run_command", "run_units", "write_report",
+           "repo_docs", "only_set"]
+
+
+# ----------------------------------------------------------------------------- options
+def _positive_int(text):
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {v}")
+    return v
+
+
+def _n_jobs(text):
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    if v == 0:
+        raise argparse.ArgumentTypeError("--n-jobs must be >= 1 or negative (-1: all cores)")
+    return v
+
+
+def _comma_list(choices):
+    def parse(text):
+        items = [t.strip() for t in text.split(",") if t.strip()]
+        if not items:
+            raise argparse.ArgumentTypeError("--only takes a comma list, e.g. --only 1,2")
+        if choices is not None:
+            bad = [t for t in items if t not in choices]
+            if bad:
+                raise argparse.ArgumentTypeError(
+                    f"--only: unknown {', '.join(bad)}; choose from {', '.join(choices)}")
+        return items
+    return parse
+
+
+def add_common_options(p, paper: str, kind: str = "reproduce", *, only=None,
+                       only_help="which tables/parts to run (comma list; default all)",
+                       reps_help="repetitions (splits, draws) per table (default: the "
+                                 "protocol's; --quick: fewer)",
+                       quick_help="a small, fast variant (written under --out, never to "
+                                  "docs/)",
+                       n_jobs_default=1, blas_default=1) -> None:
+    """Add the options shared by every ``semisup reproduce``/``bench`` command to ``p``.
+
+    Parameters
+    ----------
+    p : argparse.ArgumentParser
+        The command's parser.
+    paper : str
+        Its name (``lass``, ``lapsvm``, ...): the default ``--out`` is ``out/<paper>`` and
+        the full run's report ``docs/results/<paper>.md`` (``docs/benchmarks`` for bench).
+    kind : {"reproduce", "bench"}
+    only : sequence of str, optional
+        The values ``--only`` accepts (None: any).
+
+    Examples
+    --------
+    >>> import argparse
+    >>> p = argparse.ArgumentParser()
+    >>> add_common_options(p, "demo", only=("1", "2"))
+    >>> a = p.parse_args(["--only", "2", "--no-resume"])
+    >>> a.only, a.resume, a.out
+    (['2'], False, 'out/demo')
+    """
+    if kind not in ("reproduce", "bench"):
+        raise ValueError(f"kind must be 'reproduce' or 'bench', got {kind!r}")
+    g = p.add_argument_group("common options (every reproduce/bench command)")
+    g.add_argument("--out", default=os.path.join("out", paper),
+                   help=f"folder for figures, raw results, the cache and any report that is "
+                        f"not the full run's (default out/{paper}, relative to the current "
+                        "directory)")
+    g.add_argument("--cache", default=None,
+                   help="folder of finished units, one JSON file each (default <--out>/cache)")
+    g.add_argument("--reps", type=_positive_int, default=None, help=reps_help)
+    g.add_argument("--n-jobs", type=_n_jobs, default=n_jobs_default,
+                   help=f"units run in parallel processes, one BLAS thread each (default "
+                        f"{n_jobs_default}; -1: all cores)")
+    g.add_argument("--quick", action="store_true", help=quick_help)
+    g.add_argument("--plot", action="store_true", help="save PNG figures under --out")
+    g.add_argument("--resume", action=argparse.BooleanOptionalAction, default=True,
+                   help="reuse the units found in --cache (default); --no-resume recomputes "
+                        "them")
+    g.add_argument("--assemble-only", action="store_true",
+                   help="compute nothing: rebuild the report from the units in --cache")
+    g.add_argument("--only", type=_comma_list(None if only is None else tuple(only)),
+                   default=None,
+                   help=only_help + (f"; of {','.join(only)}" if only is not None else ""))
+    g.add_argument("--blas-threads", type=_positive_int, default=blas_default,
+                   help=f"BLAS/LAPACK threads of the whole run (default {blas_default})")
+    g.add_argument("--data-home", default=None,
+                   help="data directory (default: $SEMISUP_DATA or ../shared/datasets)")
+    g.add_argument("-v", "--verbose", action="store_true", help="show progress")
+    p.set_defaults(paper=paper, kind=kind)
+
+
+def only_set(args, default):
+    """The tables/parts selected by ``--only`` (``default``: all of them), as a list."""
+    return list(args.only) if getattr(args, "only", None) else list(default)
+
+
+# ----------------------------------------------------------------------------- paths
+def repo_docs() -> Path | None:
+    """The repository's ``docs/`` folder when this package runs from a source checkout
+    (``<repo>/src/semisup``), else None. Found from the package's location, never from the
+    current directory."""
+    root = Path(__file__).resolve().parents[3]
+    if (root / "pyproject.toml").is_file() and (root / "docs").is_dir():
+        return root / "docs"
+    return None
+
+
+def out_dir(args) -> str:
+    """``--out``, created."""
+    os.makedirs(args.out, exist_ok=True)
+    return args.out
+
+
+def cache_dir(args, default_sub: str = "cache") -> str:
+    """``--cache``, by default ``<--out>/<default_sub>``."""
+    return getattr(args, "cache", None) or os.path.join(args.out, default_sub)
+
+
+def is_full_run(args) -> bool:
+    """True for the whole protocol: no ``--quick``, ``--reps`` or ``--only``."""
+    return not (getattr(args, "quick", False) or getattr(args, "reps", None)
+                or getattr(args, "only", None))
+
+
+def report_path(args, name: str | None = None) -> str:
+    """Where the command's Markdown report goes.
+
+    The repository's ``docs/results/<name>.md`` (``docs/benchmarks/<name>.md`` for
+    ``bench``) for a full run from a source checkout; ``<--out>/<name>.md`` otherwise, so
+    ``--quick``, ``--reps`` and ``--only`` runs never overwrite the published reports.
+    """
+    name = name or args.paper
+    docs = repo_docs()
+    if is_full_run(args) and docs is not None:
+        sub = "results" if getattr(args, "kind", "reproduce") == "reproduce" else "benchmarks"
+        return str(docs / sub / f"{name}.md")
+    return os.path.join(args.out, f"{name}.md")
+
+
+# ----------------------------------------------------------------------------- BLAS
+def blas_limit(n_threads):
+    """A context capping BLAS/LAPACK threads (threadpoolctl); ``None``: no cap."""
+    import contextlib
+    if n_threads is None:
+        return contextlib.nullcontext()
+    from threadpoolctl import threadpool_limits
+    return threadpool_limits(int(n_threads))
+
+
+def run_command(args, body):
+    """``body(args)`` under the ``--blas-threads`` limit (the whole command)."""
+    with blas_limit(getattr(args, "blas_threads", None)):
+        return body(args)
+
+
+# ----------------------------------------------------------------------------- units
+@dataclass
+class Unit:
+    """One unit of work: ``fn(*args, **kwargs)`` cached under ``key``.
+
+    The key must name everything that changes the result (data set, protocol, seed,
+    repetition), since a key found in the cache is trusted.
+    """
+
+    key: str
+    fn: object
+    args: tuple = ()
+    kwargs: dict = field(default_factory=dict)
+
+
+def _timed_call(fn, args, kwargs, one_thread):
+    """``fn(*args, **kwargs)`` with its CPU and wall seconds (under 1 BLAS thread if asked);
+    a dict result carries them under ``"_timing"``."""
+    from contextlib import nullcontext
+    ctx = blas_limit(1) if one_thread else nullcontext()
+    t0, c0 = time.perf_counter(), time.process_time()
+    with ctx:
+        out = fn(*args, **kwargs)
+    timing = {"cpu_seconds": time.process_time() - c0, "wall_seconds": time.perf_counter() - t0}
+    if isinstance(out, dict):
+        out = {**out, "_timing": timing}
+    return out
+
+
+def run_units(units, args, cache: TrialCache | None = None, desc: str = "units"):
+    """Results of ``units`` (in order), computed or loaded from the cache.
+
+    With ``args.assemble_only`` nothing is computed and a unit absent from the cache gives
+    ``None``; with ``args.resume`` False every unit is recomputed (and re-cached). Units run
+    in ``args.n_jobs`` joblib processes, each under one BLAS thread when ``n_jobs > 1``.
+    Each dict result gets its CPU and wall seconds under ``"_timing"``.
+
+    Examples
+    --------
+    >>> import argparse
+    >>> args = argparse.Namespace(assemble_only=False, resume=True, n_jobs=1, verbose=False)
+    >>> out = run_units([Unit("a", dict, kwargs=dict(x=1))], args, TrialCache(None))
+    >>> out[0]["x"], sorted(out[0]["_timing"])
+    (1, ['cpu_seconds', 'wall_seconds'])
+    """
+    units = list(units)
+    if cache is None:
+        cache = TrialCache(cache_dir(args))
+    keys = [u.key for u in units]
+    if getattr(args, "assemble_only", False):
+        return [cache.get(k) for k in keys]
+    if not getattr(args, "resume", True):
+        todo = [u for u in units if u.key in cache]
+        for u in todo:  # recompute: forget the stored result first
+            os.remove(cache._path(u.key))
+    n_jobs = getattr(args, "n_jobs", 1)
+    parallel = n_jobs not in (None, 1)
+    jobs = [(_timed_call, (u.fn, u.args, u.kwargs, parallel), {}) for u in units]
+    return run_jobs(jobs, keys, cache, n_jobs=n_jobs if parallel else None,
+                    verbose=getattr(args, "verbose", False), desc=desc)
+
+
+def timing_summary(results) -> dict:
+    """Total CPU and wall seconds and unit count over results carrying ``"_timing"``."""
+    ts = [r["_timing"] for r in results if isinstance(r, dict) and "_timing" in r]
+    return dict(units=len(ts), cpu_seconds=sum(t["cpu_seconds"] for t in ts),
+                wall_seconds=sum(t["wall_seconds"] for t in ts))
+
+
+# ----------------------------------------------------------------------------- report
+def write_report(path: str, text: str, keep=(), after: str | None = None) -> str:
+    """Write the report ``text`` to ``path``, keeping hand-written sections.
+
+    Each heading in ``keep`` (e.g. ``"## What we find, plainly"``) is looked up in the file
+    already at ``path`` (:func:`._report.kept_section`); the sections found are inserted
+    after the line ``after`` of ``text`` (default: after the first paragraph following the
+    title), in ``keep`` order. Returns the path.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> p = os.path.join(tempfile.mkdtemp(), "r.md")
+    >>> _ = write_text(p, "# R\\n\\nold\\n\\n## Findings\\n\\nkept prose\\n\\n## T\\n\\nold table\\n")
+    >>> _ = write_report(p, "# R\\n\\nnew\\n\\n## T\\n\\nnew table\\n", keep=["## Findings"])
+    >>> "kept prose" in open(p).read() and "new table" in open(p).read()
+    True
+    """
+    kept = [line for h in keep for line in kept_section(path, h)]
+    lines = text.splitlines()
+    if kept:
+        if after is not None and after in lines:
+            at = lines.index(after) + 1
+        else:  # after the title's first paragraph
+            at = next((i for i in range(1, len(lines)) if lines[i].startswith("## ")),
+                      len(lines))
+        if at and lines[at - 1].strip():
+            kept = [""] + kept
+        lines = lines[:at] + kept + lines[at:]
+    return write_text(path, "\n".join(lines).rstrip("\n") + "\n")
+
+
+def say_written(path: str, verbose=True) -> None:
+    log(f"wrote {path}", verbose)
