@@ -31,17 +31,20 @@ def test_run_split_on_synthetic_data_runs_every_method():
 def test_cli_parsers_register():
     from semisup.cli import build_parser
     p = build_parser()
-    a = p.parse_args(["reproduce", "lapsvm", "--datasets", "g50c", "--quick"])
-    assert a.datasets == ["g50c"] and a.quick
-    b = p.parse_args(["bench", "lapsvm", "--parts", "scaling", "--sizes", "1000"])
-    assert b.sizes == [1000]
+    a = p.parse_args(["reproduce", "lapsvm", "--only", "g50c", "--quick"])
+    assert a.only == ["g50c"] and a.quick
+    b = p.parse_args(["bench", "lapsvm", "--only", "scaling", "--sizes", "1000"])
+    assert b.sizes == [1000] and b.only == ["scaling"]
+    import pytest
+    with pytest.raises(SystemExit):       # --only names data sets of the protocol
+        p.parse_args(["reproduce", "lapsvm", "--only", "g50c,nosuch"])
 
 
 def test_cli_coil_scaling_and_blas_threads_options():
     from semisup.cli import build_parser
     p = build_parser()
-    a = p.parse_args(["reproduce", "lapsvm", "--datasets", "coil20b"])
-    assert a.coil_scaling == "unit-norm" and a.blas_threads is None
+    a = p.parse_args(["reproduce", "lapsvm", "--only", "coil20b"])
+    assert a.coil_scaling == "unit-norm" and a.blas_threads == 1
     b = p.parse_args(["bench", "lapsvm", "--coil-scaling", "pixels", "--blas-threads", "1"])
     assert b.coil_scaling == "pixels" and b.blas_threads == 1
 
@@ -71,10 +74,11 @@ def test_coil_scaling_unit_norm_fits_the_papers_sigma():
 
 def _reproduce_args(tmp_path, **kw):
     import argparse
-    a = dict(datasets=["g50c"], quick=True, tune=False, plot=False, max_direct_n=5000,
-             out=str(tmp_path / "out"), cache_dir=None, resume=True, assemble_only=False,
-             results=str(tmp_path / "lapsvm.md"), coil_scaling="unit-norm", blas_threads=None,
-             data_home=None, verbose=False, argv=["--datasets", "g50c", "--quick"])
+    a = dict(only=["g50c"], quick=True, tune=False, plot=False, max_direct_n=5000,
+             out=str(tmp_path / "out"), cache=None, resume=True, assemble_only=False,
+             reps=None, n_jobs=1, paper="lapsvm", kind="reproduce",
+             coil_scaling="unit-norm", blas_threads=1,
+             data_home=None, verbose=False, argv=["--only", "g50c", "--quick"])
     a.update(kw)
     return argparse.Namespace(**a)
 
@@ -107,20 +111,21 @@ def test_reproduce_resumes_from_cached_splits(tmp_path, monkeypatch):
     with pytest.raises(AssertionError, match="recomputed"):
         exp.reproduce_dataset("g50c", _reproduce_args(tmp_path, resume=False))
 
-    # --no-resume recomputes every split, selecting the dual's gamma_I once
+    # --no-resume recomputes every split (one unit each), selecting the dual's gamma_I once
     calls = []
     for f, fn in orig.items():
         monkeypatch.setattr(exp, f, lambda *a, _f=f, _fn=fn, **kw: calls.append(_f)
                             or _fn(*a, **kw))
     s2, m2 = exp.reproduce_dataset("g50c", _reproduce_args(tmp_path, resume=False))
-    assert sorted(calls) == ["run_split"] * 2 + ["select_dual"] + ["setup_split"] * 2
+    # split 0 is set up once for the dual's selection and once as its own unit of work
+    assert sorted(calls) == ["run_split"] * 2 + ["select_dual"] + ["setup_split"] * 3
     assert m2 == meta and s2["SVM"] == summary["SVM"]   # deterministic, untimed
 
     # assemble the report from the cache alone, with one split missing
     os.remove(cache / files[2])
     assert exp.cmd_reproduce(_reproduce_args(tmp_path, assemble_only=True,
-                                             datasets=None)) == 0
-    report = (tmp_path / "lapsvm.md").read_text()
+                                             only=None)) == 0
+    report = (tmp_path / "out" / "lapsvm.md").read_text()   # --quick: under --out
     assert "| G50C | PCG stability |" in report and "COIL20" not in report.split("##")[1]
     assert "Fewer than the paper's 12 splits" in report and "G50C 1 of 2" in report
     assert "--assemble-only" in report
@@ -130,7 +135,35 @@ def test_cli_resume_options():
     from semisup.cli import build_parser
     p = build_parser()
     a = p.parse_args(["reproduce", "lapsvm"])
-    assert a.resume and not a.assemble_only and a.cache_dir is None
-    b = p.parse_args(["reproduce", "lapsvm", "--no-resume", "--cache-dir", "c",
+    assert a.resume and not a.assemble_only and a.cache is None
+    b = p.parse_args(["reproduce", "lapsvm", "--no-resume", "--cache", "c",
                       "--assemble-only"])
-    assert not b.resume and b.assemble_only and b.cache_dir == "c"
+    assert not b.resume and b.assemble_only and b.cache == "c"
+
+
+def test_run_split_fits_the_public_estimators(monkeypatch):
+    """LapRLSC, dual, Newton and PCG go through semisup.LapRLS / LapSVM (no solver call)."""
+    from sklearn.datasets import make_moons
+
+    import semisup.lapsvm as lapsvm_pkg
+    X, t = make_moons(120, noise=0.1, random_state=1)
+    y = np.where(t == 1, 1, -1)                 # a -1 class: coded 0/1 for the estimators
+    cfg = dict(label="moons", kernel="rbf", sigma=0.35, nn=6, p=1, sizes=(6, 10),
+               newton=(1e-2, 1.0), laprls=(1e-2, 1.0), dual=(1e-2, 1.0), svm=1e-2, rlsc=1e-2,
+               pcg={r: (1e-2, 1.0) for r in exp.RULES})
+    S = exp.setup_split(cfg, X, y, lapsvm_splits(y, 6, 10, random_state=0)[0])
+    fitted = []
+    orig = exp.fit_estimator
+    monkeypatch.setattr(exp, "fit_estimator",
+                        lambda S, est: fitted.append(est) or orig(S, est))
+    res = exp.run_split(cfg, S, exp.METHODS, dict(newton=cfg["newton"], pcg=cfg["pcg"]))
+    kinds = sorted((type(e).__name__, e.solver) for e in fitted)
+    assert kinds == [("LapRLS", "closed_form"), ("LapSVM", "dual"), ("LapSVM", "newton"),
+                     ("LapSVM", "pcg"), ("LapSVM", "pcg"), ("LapSVM", "pcg")]
+    assert all(isinstance(e, (lapsvm_pkg.LapSVM, lapsvm_pkg.LapRLS)) for e in fitted)
+    assert all(e.kernel == "precomputed" and e.affinity == "precomputed" for e in fitted)
+    # the errors are those of the estimator's own predictions
+    est = fitted[2]
+    pred_T = S["classes"][est.predict(S["K_T"])]
+    assert res["LapSVM Newton"]["err"][2] == 100 * np.mean(pred_T != S["y_T"])
+    assert res["LapSVM Newton"]["time"] == est.fit_time_

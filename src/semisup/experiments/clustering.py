@@ -1,6 +1,6 @@
 """Roulet, Fogel, d'Aspremont & Bach (2016), "Learning with clustering structure".
 
-``semisup reproduce clustering [--quick] [--plot] [--reps N] [--splits N] [--tables 1,2,3,4]
+``semisup reproduce clustering [--quick] [--plot] [--reps N] [--only 1,2,3,4]
 [--n-jobs J] [--cache DIR] [--assemble-only]``
     Table 1 (sample clustering, noise dimensions), Tables 2-3 (feature clustering against n
     and sigma; Table 3 printed x100, spec §7.2) on the spec's synthetic generators with
@@ -10,12 +10,14 @@
     Resumable: each repetition (one draw of one table cell, one Table 4 split) is stored in
     ``--cache`` (default ``<--out>/reps``) as it finishes and is loaded, not recomputed, by
     any later run with the same protocol, so the full protocol (hours) can be run in pieces
-    (``--tables``, ``--reps``, ``--splits``, in parallel with ``--n-jobs``) and the report
-    written from the cache alone (``--assemble-only``).
+    (``--only``, ``--reps``, in parallel with ``--n-jobs``) and the report written from
+    the cache alone (``--assemble-only``). The report is ``docs/results/clustering.md`` for
+    a full run, ``<--out>/clustering.md`` otherwise. PG, CG (``solver="fw"``) and CGPG
+    (``"fwpg"``), with and without sparsity, are :class:`semisup.ClusteredRegressor`.
 ``semisup bench clustering``
     Exact 1-D projection (d = 5623, Q = 15) against PyPI ``ckmeans`` when importable, the
     sparse+clustered projection (k = d/2) and a full PG fit on the movie reviews;
-    written to ``docs/benchmarks/clustering.md``.
+    written to ``docs/benchmarks/clustering.md`` (``--quick``: under ``--out``).
 """
 
 from __future__ import annotations
@@ -34,13 +36,14 @@ from .._progress import log
 from .._validation import ConvergenceWarning
 from ._report import command_line as _command, load_average, machine
 from ._report import markdown_table as _table, write_text as _write
-from ._report import add_reproduce_arguments, kept_section
-from ._checkpoint import TrialCache, run_jobs
+from ._report import kept_section
+from ._checkpoint import TrialCache
+from ._runner import Unit, add_common_options, cache_dir as _cache_dir, only_set, out_dir
+from ._runner import report_path, run_command, run_units
 
-RESULTS = os.path.join("docs", "results", "clustering.md")
 # hand-written over the full protocol's tables; kept when the report is rewritten
 STATUS = "## Status and what we find"
-BENCH = os.path.join("docs", "benchmarks", "clustering.md")
+TABLES = ("1", "2", "3", "4")
 
 # ----------------------------------------------------------------------------- paper numbers
 P_GRID = [0.0, 0.25, 0.5, 0.75, 0.9, 0.95]
@@ -90,6 +93,8 @@ NOTES = """## Notes on the protocol
   OSCAR on a (lambda_1, lambda_2) grid; LS is plain least squares once n > d (spec §13).
   PG starts from LSK with the same lambda (as in the paper); CG starts from the LSK
   partition, step 2/(t+2), 200 iterations (50 with --quick); CGPG = PG from CG's output.
+  CG is the paper's name for its Frank-Wolfe (conditional gradient) method: in the library
+  it is `solver="fw"` (CGPG: `solver="fwpg"`) of `ClusteredRegressor`/`ClusteredClassifier`.
 * CG rounding. The paper outputs the last oracle's partition ("FW rounding"). We measured
   (n = 150, sigma = 0.5, lambda = 1e-3, the relaxed optimum computed precisely by pairwise
   FW with exact line search, final gap 0.04 on psi ~ 2.3): ||M - M*||_F/||M*||_F = 0.03,
@@ -176,30 +181,28 @@ def _spectral_scale(X):
 
 # ----------------------------------------------------------------------------- Tables 2-3
 def _feature_methods(Q, cg_iter):
-    """name -> fit(X, y, lam) returning w (no intercept: the synthetic data have none)."""
+    """name -> fit(X, y, lam) returning w (no intercept: the synthetic data have none).
+
+    PG, CG and CGPG are :class:`semisup.ClusteredRegressor` (``solver="pg"``, ``"fw"``,
+    ``"fwpg"``; PG and FW start from the ridge weights' 1-D k-means partition, i.e. LSK);
+    LS, LSK and OSCAR are baseline functions.
+    """
     from ..clustering.baselines import least_squares, lsk, oscar
-    from ..clustering.frank_wolfe import cg_feature_clustering
-    from ..clustering.problems import FeatureProblem
-    from ..clustering.projected_gradient import pg_feature_clustering
+    from ..clustering.estimator import ClusteredRegressor
 
-    def pg(X, y, lam, w0=None):
-        P = FeatureProblem(X, y[:, None], lam, "squared", intercept=False, center=False)
-        if w0 is None:
-            w0 = lsk(X, y, Q, lam)[0]
-        return pg_feature_clustering(P, Q, w0[:, None]).W[:, 0]
-
-    def cg(X, y, lam):
-        labels0 = lsk(X, y, Q, lam)[1]
-        r = cg_feature_clustering(X, y, Q, lam, labels0=labels0, max_iter=cg_iter,
-                                  center=False)
-        return r.V[r.labels][:, 0]
+    def est(solver):
+        def fit(X, y, lam):
+            return ClusteredRegressor(Q, cluster="features", solver=solver, alpha=lam,
+                                      fit_intercept=False, max_iter=1000, tol=1e-12,
+                                      fw_max_iter=cg_iter, random_state=0).fit(X, y).coef_
+        return fit
 
     return {
         "LS": lambda X, y, lam: least_squares(X, y, lam),
         "LSK": lambda X, y, lam: lsk(X, y, Q, lam)[0],
-        "PG": pg,
-        "CG": cg,
-        "CGPG": lambda X, y, lam: pg(X, y, lam, cg(X, y, lam)),
+        "PG": est("pg"),
+        "CG": est("fw"),
+        "CGPG": est("fwpg"),
         "OSCAR": lambda X, y, lam: oscar(X, y, lam[0], lam[1], max_iter=3000, tol=1e-7),
     }
 
@@ -231,29 +234,28 @@ def _rep_seed(seed, values, rep):
     return int(np.random.SeedSequence(entropy).generate_state(1)[0] >> 1)
 
 
-def _one_thread(fn, *args, **kw):
-    """Run one repetition with one BLAS thread (as ``completion._limit_threads``), quietly."""
-    from threadpoolctl import threadpool_limits
-    with threadpool_limits(1), warnings.catch_warnings():
+def _quiet(fn, *args, **kw):
+    """One repetition without its ConvergenceWarnings (capped solvers are the protocol)."""
+    with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         return fn(*args, **kw)
 
 
 def _run_plan(plan, n_cells, cache=None, *, n_jobs=None, verbose=False, desc="clustering",
-              compute=True):
+              compute=True, resume=True):
     """Run (or, with ``compute=False``, only load) the repetitions of ``plan``.
 
-    ``plan`` is a list of ``(cell index, key, (fn, args, kwargs))``. Returns
-    ``(values, cpu)``: ``values[method][cell]`` lists the finished repetitions' numbers in
-    repetition order; ``cpu`` the CPU seconds of each finished repetition.
+    ``plan`` is a list of ``(cell index, key, (fn, args, kwargs))``; each entry is one unit
+    of the runner (:func:`._runner.run_units`: cached, parallel with one BLAS thread per
+    worker, timed). Returns ``(values, cpu)``: ``values[method][cell]`` lists the finished
+    repetitions' numbers in repetition order; ``cpu`` the CPU seconds of each finished
+    repetition.
     """
     cache = cache if isinstance(cache, TrialCache) else TrialCache(cache)
-    keys = [k for _, k, _ in plan]
-    if compute:
-        res = run_jobs([j for _, _, j in plan], keys, cache, n_jobs=n_jobs, wrap=_one_thread,
-                       verbose=verbose, desc=desc)
-    else:
-        res = [cache.get(k) for k in keys]
+    units = [Unit(k, _quiet, (fn, *a), kw) for _, k, (fn, a, kw) in plan]
+    flags = argparse.Namespace(assemble_only=not compute, resume=resume, n_jobs=n_jobs,
+                               verbose=verbose)
+    res = run_units(units, flags, cache, desc=desc)
     values, cpu = {}, []
     for (cell, _, _), r in zip(plan, res):
         if r is None:
@@ -339,9 +341,7 @@ def sample_clustering_rep(p, rep, data_seed, *, quick=False):
     """
     from ..clustering.alternating import alternating_minimization, expert_errors
     from ..clustering.baselines import oracle_experts, regression_clustering
-    from ..clustering.frank_wolfe import cg_sample_clustering
-    from ..clustering.problems import SampleProblem
-    from ..clustering.projected_gradient import pg_sample_clustering
+    from ..clustering.estimator import ClusteredRegressor
     from ..datasets.clustering_synthetic import make_clustered_samples
 
     Q = 3
@@ -353,27 +353,22 @@ def sample_clustering_rep(p, rep, data_seed, *, quick=False):
     def refine(X, y, lam, labels):
         return alternating_minimization(X, y, Q, lam, labels0=labels).V
 
-    def am(X, y, lam):
-        best = None
-        for s in range(3):
-            r = alternating_minimization(X, y, Q, lam, random_state=s)
-            best = r if best is None or r.loss < best.loss else best
-        return best.V
+    def est(solver, **kw):
+        # AM: 3 random starts (100 iterations each), the best training loss kept; PG (200
+        # steps) and CG refined by AM, as in the paper ("+AM")
+        def fit(X, y, lam):
+            return ClusteredRegressor(Q, cluster="samples", solver=solver, alpha=lam,
+                                      fit_intercept=False, n_init=3, random_state=0,
+                                      **kw).fit(X, y).experts_
+        return fit
 
-    def pg(X, y, lam):
-        P = SampleProblem(X, y[:, None], lam, "squared")
-        r = pg_sample_clustering(P, Q, np.zeros((X.shape[0], X.shape[1], 1)), random_state=0,
-                                 max_iter=200)
-        return refine(X, y, lam, r.labels)
-
-    def cg(X, y, lam):
-        r = cg_sample_clustering(X, y, Q, lam, max_iter=cg_iter, random_state=0)
-        return refine(X, y, lam, r.labels)
-
-    def rc(X, y, lam):
+    def rc(X, y, lam):  # the baseline's partition, refined by AM
         return refine(X, y, lam, regression_clustering(X, y, Q, lam, random_state=0).labels)
 
-    methods = {"AM": am, "PG+AM": pg, "CG+AM": cg, "RC+AM": rc}
+    methods = {"AM": est("am", max_iter=100),
+               "PG+AM": est("pg", max_iter=200, tol=1e-12, refine=True),
+               "CG+AM": est("fw", fw_max_iter=cg_iter, max_iter=100, refine=True),
+               "RC+AM": rc}
 
     def score(V, X, y):
         return 0.5 * float(np.mean(np.min(expert_errors(X, y, V), axis=1)))
@@ -439,7 +434,7 @@ def _movie_methods(Q, k, cg_iter):
     def est(solver, sparsity=None):
         def fit(X, y, lam):
             m = ClusteredRegressor(Q, solver=solver, sparsity=sparsity, alpha=lam,
-                                   cg_max_iter=cg_iter, max_iter=300).fit(X, y)
+                                   fw_max_iter=cg_iter, max_iter=300).fit(X, y)
             return m.coef_, m.intercept_
         return fit
 
@@ -464,10 +459,10 @@ def _movie_methods(Q, k, cg_iter):
     return {
         "LS": centred(lambda X, y, lam: least_squares(X, y, lam, center=True), "sparse"),
         "LSK": centred(lambda X, y, lam: lsk(X, y, Q, lam, center=True)[0], "sparse"),
-        "PG": est("pg"), "CG": est("cg"), "CGPG": est("cgpg"),
+        "PG": est("pg"), "CG": est("fw"), "CGPG": est("fwpg"),
         "OSCAR": centred(lambda X, y, lam: oscar(X, y, lam[0], lam[1], max_iter=500, tol=1e-6),
                          "operator"),
-        "PGS": est("pg", k), "CGPGS": est("cgpg", k),
+        "PGS": est("pg", k), "CGPGS": est("fwpg", k),
         "IHT": iht_fit,
         "Lasso": centred(lambda X, y, lam: lasso(X, y, lam, center=True), "sparse"),
     }
@@ -636,12 +631,18 @@ def _count_note(values, requested, paper_n, unit, cpu):
 
 
 def cmd_reproduce(args) -> int:
+    return run_command(args, _reproduce)
+
+
+def _reproduce(args) -> int:
     t0 = time.perf_counter()
     quick = args.quick
     reps = {1: args.reps or (1 if quick else 50), 2: args.reps or (2 if quick else 50),
-            3: args.reps or (2 if quick else 50), 4: args.splits or (1 if quick else 20)}
-    tables = args.tables or [1, 2, 3, 4]
-    folder = args.cache or os.path.join(args.out, "reps")
+            3: args.reps or (2 if quick else 50), 4: args.reps or (1 if quick else 20)}
+    tables = [int(t) for t in only_set(args, TABLES)]
+    out_dir(args)
+    path = report_path(args)
+    folder = _cache_dir(args, "reps")
     cache = TrialCache(folder)
     plans = _plans(reps, quick, args.data_home, args.verbose)
     cells = {1: len(P_GRID), 2: len(N_GRID), 3: len(SIGMA_GRID), 4: 1}
@@ -658,7 +659,7 @@ def cmd_reproduce(args) -> int:
                     t4_error = exc
                     continue
             _run_plan(plans[t], cells[t], cache, n_jobs=args.n_jobs, verbose=args.verbose,
-                      desc=f"clustering Table {t}")
+                      desc=f"clustering Table {t}", resume=args.resume)
     res = {t: _run_plan(plans[t], cells[t], cache, compute=False) for t in (1, 2, 3, 4)}
 
     text = ["# Learning with clustering structure — reproduced tables", "",
@@ -679,13 +680,13 @@ def cmd_reproduce(args) -> int:
                 else f" (computed by this run: Tables {', '.join(map(str, sorted(tables)))})")
              + ", with the repetition counts stated per table.", ""]
     if not quick:  # the status speaks of the full protocol's numbers, not of a --quick run
-        text += kept_section(RESULTS, STATUS)
+        text += kept_section(path, STATUS)
 
     def missing(t):
         if t == 4 and t4_error is not None:
             return f"Not run: the Pang-Lee data were not found ({t4_error})."
         return (f"Not run yet: no finished repetition in `{folder}` (compute it with "
-                f"`--tables {t}`).")
+                f"`--only {t}`).")
 
     specs = [(2, "## Table 2 — ||w* - w||, d = 100, 5 values, sigma = 0.5", N_GRID,
               lambda n: f"n={n}", PAPER_T2, 1.0),
@@ -723,7 +724,7 @@ def cmd_reproduce(args) -> int:
     text += [NOTES]
     text += [f"Total time of this run {time.perf_counter() - t0:.0f} s; CPU time of all "
              f"repetitions above {sum(cpu_all) / 3600:.2f} core-h.", ""]
-    print(_write(RESULTS, "\n".join(text) + "\n"))
+    print(_write(path, "\n".join(text) + "\n"))
     return 0
 
 
@@ -739,6 +740,10 @@ def _timeit(fn, repeat=5):
 
 
 def cmd_bench(args) -> int:
+    return run_command(args, _bench)
+
+
+def _bench(args) -> int:
     from ..clustering.projections import project_sparse_clustered
     from ..linalg.kmeans1d import kmeans1d
     from .._optional import available
@@ -789,42 +794,27 @@ def cmd_bench(args) -> int:
             "Targets: exact 1-D projection < 0.1 s; sparse+clustered projection < 1 s.", "",
             "## Full PG fit on the movie reviews (lambda = 1e-3 ||Xc||^2/n, from LSK)", "",
             _table(fit_rows, list(fit_rows[0])), "", "Target: < 10 s.", ""]
-    print(_write(BENCH, "\n".join(text) + "\n"))
+    out_dir(args)
+    print(_write(report_path(args), "\n".join(text) + "\n"))
     return 0
 
 
 # ----------------------------------------------------------------------------- CLI, demo
-def _table_list(text):
-    tables = sorted({int(t) for t in text.split(",") if t.strip()})
-    if not tables or not set(tables) <= {1, 2, 3, 4}:
-        raise argparse.ArgumentTypeError("--tables takes a comma list of 1, 2, 3, 4")
-    return tables
-
-
 def add_reproduce_parser(subparsers):
     p = subparsers.add_parser("clustering", help="Roulet et al. 2016: Tables 1-5")
-    add_reproduce_arguments(p, "clustering", "fewer repetitions, smaller grids")
-    p.add_argument("--reps", type=int, default=None,
-                   help="repetitions per cell of Tables 1-3 (default 50; --quick: 1 for "
-                        "Table 1, 2 for Tables 2-3)")
-    p.add_argument("--splits", type=int, default=None,
-                   help="random splits of Table 4 (default 20; --quick: 1)")
-    p.add_argument("--tables", type=_table_list, default=None,
-                   help="comma list of the tables to compute, of 1,2,3,4 (default all; "
-                        "Table 5 comes with 4); the report shows every table the cache holds")
-    p.add_argument("--n-jobs", type=int, default=None,
-                   help="repetitions run in parallel processes, one BLAS thread each")
-    p.add_argument("--cache", default=None,
-                   help="folder of finished repetitions, one JSON each (default <--out>/reps)")
-    p.add_argument("--assemble-only", action="store_true",
-                   help="compute nothing: write the report from the cached repetitions")
+    add_common_options(
+        p, "clustering", only=TABLES,
+        only_help="tables to compute (default all; Table 5 comes with 4); the report shows "
+                  "every table the cache holds",
+        reps_help="repetitions per cell of Tables 1-3 and splits of Table 4 (default 50 and "
+                  "20; --quick: 1 for Table 1, 2 for Tables 2-3, 1 split)",
+        quick_help="fewer repetitions, smaller grids (written under --out)")
     p.set_defaults(func=cmd_reproduce, cmd_name="reproduce clustering")
 
 
 def add_bench_parser(subparsers):
     p = subparsers.add_parser("clustering", help="exact projections and the movie-review fit")
-    p.add_argument("--data-home", default=None)
-    p.add_argument("-v", "--verbose", action="store_true")
+    add_common_options(p, "clustering", "bench")
     p.set_defaults(func=cmd_bench, cmd_name="bench clustering")
 
 

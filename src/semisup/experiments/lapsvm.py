@@ -1,15 +1,19 @@
 """Melacci & Belkin (2011), "Laplacian SVMs trained in the primal": tables, figures, benchmark.
 
-``semisup reproduce lapsvm [--datasets ...] [--quick] [--tune] [--plot]``
+``semisup reproduce lapsvm [--only g50c,...] [--quick] [--tune] [--plot]``
     Tables 3–7 (training times of dual / Newton / PCG with each stopping rule, PCG and
     line-search iterations, errors on U, V, T, Newton steps) and the supervised / LapRLS
     baselines of Table 4, on the paper's protocol (12 splits, Table 2 sizes, Appendix A
-    parameters), with the paper's numbers beside ours in ``docs/results/lapsvm.md``.
-    ``--plot`` draws Figures 3, 4 (two moons) and 5–7 (error vs PCG iteration).
-    Resumable: each finished split is stored as one JSON file under ``<--out>/splits``
-    (``--cache-dir``) and loaded, not recomputed, by a later run (``--no-resume`` to
-    recompute); ``--assemble-only`` writes the report from the cached splits alone, so runs
-    of different ``--datasets`` can be combined.
+    parameters), with the paper's numbers beside ours in ``docs/results/lapsvm.md`` (a full
+    run; any other run writes ``<--out>/lapsvm.md``). LapRLSC, the dual LapSVM, Newton and
+    PCG are the public estimators ``semisup.LapRLS`` / ``semisup.LapSVM`` with the kernel and
+    graph precomputed. ``--plot`` draws Figures 3, 4 (two moons) and 5–7 (error vs PCG
+    iteration; these call the PCG solver for its per-iteration callback).
+    Resumable: each finished split is one unit of the runner, stored as one JSON file under
+    ``<--out>/splits`` (``--cache``) and loaded, not recomputed, by a later run
+    (``--no-resume`` to recompute; ``--n-jobs`` splits in parallel); ``--assemble-only``
+    writes the report from the cached splits alone, so runs of different ``--only`` data
+    sets can be combined.
 ``semisup bench lapsvm``
     MNIST3VS8 PCG with the stability check (time, test error), PCG time on the other data
     sets against Table 3, and dual vs Newton vs PCG at n = 1k, 2k, 4k, 8k (time, memory).
@@ -36,13 +40,13 @@ import numpy as np
 from .._progress import log
 from ..graph import knn_graph, laplacian
 from ..kernels import kernel_matrix
-from ..lapsvm import (LapRLS, LapSVM, dual_lapsvm, laplacian_operator, laprls_closed_form,
-                      newton, pcg, rlsc_fit, svm_fit)
+from ..lapsvm import (LapRLS, LapSVM, dual_lapsvm, laplacian_operator, newton, pcg,
+                      rlsc_fit, svm_fit)
 from ..lapsvm.stopping import make_rule
 from ._checkpoint import TrialCache
+from ._runner import Unit, add_common_options, cache_dir as _cache_dir, only_set, out_dir
+from ._runner import report_path, run_command, run_units, write_report
 
-RESULTS_OUT = os.path.join("docs", "results", "lapsvm.md")
-BENCH_OUT = os.path.join("docs", "benchmarks", "lapsvm.md")
 RULES = ("stability", "validation", "mixed")
 GRID = (1e-6, 1e-4, 1e-2, 1e-1, 1.0, 10.0, 100.0)
 
@@ -255,7 +259,12 @@ def setup_split(cfg, X, y, split, dtype=np.float64):
 
     Ytr = np.zeros((len(train),) if classes.size == 2 else (len(train), classes.size))
     Ytr[:l] = targets(split["labeled"])
-    return dict(K=K, L=L0, apply_L=laplacian_operator(L0, cfg["p"]), Y=Ytr, l=l,
+    # the estimators' labels: class codes 0..k-1 on L, -1 on U (a data set's own -1 class
+    # would otherwise read as "unlabelled")
+    y_obs = np.full(len(train), -1)
+    y_obs[:l] = np.searchsorted(classes, y[split["labeled"]])
+    return dict(K=K, W=W, L=L0, apply_L=laplacian_operator(L0, cfg["p"]), Y=Ytr, l=l,
+                y_obs=y_obs, yv_codes=np.searchsorted(classes, y[split["validation"]]),
                 unlabeled=np.arange(len(train)) >= l, Xtr=Xtr, classes=classes,
                 K_V=kernel_of(cfg, X[split["validation"]], Xtr, dtype=dtype),
                 K_T=kernel_of(cfg, X[split["test"]], Xtr, dtype=dtype),
@@ -267,6 +276,36 @@ def _error(scores, truth, classes, macro=False):
     scores = np.asarray(scores, dtype=np.float64)
     pred = (classes[(scores >= 0).astype(int)] if scores.ndim == 1
             else classes[np.argmax(scores, axis=1)])
+    if macro:  # 1 - (TPR + TNR) / 2 (FACEMIT)
+        pos = truth == classes[-1]
+        return 100.0 * (1 - 0.5 * (np.mean(pred[pos] == truth[pos])
+                                   + np.mean(pred[~pos] == truth[~pos])))
+    return 100.0 * np.mean(pred != truth)
+
+
+def estimator(cfg, kind="LapSVM", **params):
+    """The public estimator (:class:`semisup.LapSVM` or :class:`semisup.LapRLS`) with the
+    data set's protocol: kernel and graph precomputed per split (the paper's footnote 4:
+    ``fit_time_`` is the solver's time), normalised Laplacian to the power ``p``, no bias."""
+    cls = LapSVM if kind == "LapSVM" else LapRLS
+    return cls(kernel="precomputed", affinity="precomputed", laplacian="normalized",
+               laplacian_power=cfg["p"], use_bias=False, **params)
+
+
+def fit_estimator(S, est):
+    """``est`` fitted on a prepared split (K, W and the validation kernel of :func:`setup_split`)."""
+    return est.fit(S["K"], S["y_obs"], W=S["W"], X_val=S["K_V"], y_val=S["yv_codes"])
+
+
+def estimator_errors(S, est, cfg):
+    """Errors (%) on U, V and T of a fitted estimator (its ``predict`` on each block)."""
+    macro = cfg.get("macro", False)
+    return tuple(_label_error(S["classes"][est.predict(Kx)], t, S["classes"], macro)
+                 for Kx, t in ((S["K"][S["l"]:], S["y_U"]), (S["K_V"], S["y_V"]),
+                               (S["K_T"], S["y_T"])))
+
+
+def _label_error(pred, truth, classes, macro=False):
     if macro:  # 1 - (TPR + TNR) / 2 (FACEMIT)
         pos = truth == classes[-1]
         return 100.0 * (1 - 0.5 * (np.mean(pred[pos] == truth[pos])
@@ -302,8 +341,18 @@ def run_pcg(S, gamma_A, gamma_I, rule, joint=True, **kw):
                K_val=S["K_V"], max_iter=kw.pop("max_iter", 1000), **kw)
 
 
+#: libsvm's own iteration cap, max(10^7, 100 l) (l <= 80 here), as when the published
+#: tables were made (the estimator's default caps the dual at 100 000 iterations)
+DUAL_MAX_ITER = 10 ** 7
+
+
 def run_split(cfg, S, methods, params, direct=True):
-    """Train every requested method on one split; returns {method: record}."""
+    """Train every requested method on one split; returns {method: record}.
+
+    LapRLSC, the dual LapSVM, Newton and PCG are the public estimators (:func:`estimator`)
+    with the protocol's parameters; times are their ``fit_time_`` (solver only). The
+    supervised SVM and RLSC baselines are functions on the labelled block.
+    """
     out = {}
     K, Y, l = S["K"], S["Y"], S["l"]
     if "SVM" in methods:
@@ -313,28 +362,33 @@ def run_split(cfg, S, methods, params, direct=True):
         r = rlsc_fit(K[:l, :l], Y[:l], gamma_A=cfg["rlsc"])
         out["RLSC"] = dict(err=_baseline_errors(S, r, cfg))
     ga, gi = params["newton"]
+
+    def fit(est):
+        est = fit_estimator(S, est)
+        return est, dict(err=estimator_errors(S, est, cfg), time=est.fit_time_)
+
     if direct and "LapRLSC" in methods:
         ga_r, gi_r = cfg["laprls"]
-        r, t, _ = _timed(lambda: laprls_closed_form(K, S["apply_L"], Y, gamma_A=ga_r,
-                                                    gamma_I=gi_r))
-        out["LapRLSC"] = dict(err=errors(S, r.alpha, r.b, cfg), time=t)
+        out["LapRLSC"] = fit(estimator(cfg, "LapRLS", solver="closed_form", gamma_A=ga_r,
+                                       gamma_I=gi_r))[1]
     if direct and "LapSVM dual" in methods:
         ga_d, gi_d = params.get("dual", cfg["dual"])
-        r, t, _ = _timed(lambda: dual_lapsvm(K, S["apply_L"], Y, gamma_A=ga_d, gamma_I=gi_d))
-        out["LapSVM dual"] = dict(err=errors(S, r.alpha, r.b, cfg), time=t)
+        out["LapSVM dual"] = fit(estimator(cfg, solver="dual", gamma_A=ga_d, gamma_I=gi_d,
+                                           max_iter=DUAL_MAX_ITER))[1]
     if direct and "LapSVM Newton" in methods:
-        r, t, _ = _timed(lambda: newton(K, S["apply_L"], Y, gamma_A=ga, gamma_I=gi))
-        steps = float(np.mean(r.n_iter_per_column))
-        out["LapSVM Newton"] = dict(err=errors(S, r.alpha, r.b, cfg), time=t, steps=steps)
+        est, rec = fit(estimator(cfg, solver="newton", gamma_A=ga, gamma_I=gi))
+        # n_iter_ is the largest count over the one-vs-all problems (the estimator does not
+        # expose the per-problem counts, whose mean the published Table 5 gave)
+        out["LapSVM Newton"] = dict(rec, steps=float(est.n_iter_))
     for rule in RULES:
         name = f"PCG {rule}"
         if name not in methods:
             continue
         ga_r, gi_r = params["pcg"][rule]
-        r, t, _ = _timed(lambda: run_pcg(S, ga_r, gi_r, rule))
-        pieces = r.history["ls_pieces"][1:]
-        out[name] = dict(err=errors(S, r.alpha, r.b, cfg), time=t, iters=r.n_iter,
-                         ls=float(np.mean(pieces)) if pieces else 0.0)
+        est, rec = fit(estimator(cfg, solver="pcg", early_stopping=rule, gamma_A=ga_r,
+                                 gamma_I=gi_r))
+        pieces = est.history_["ls_pieces"][1:]
+        out[name] = dict(rec, iters=est.n_iter_, ls=float(np.mean(pieces)) if pieces else 0.0)
     return out
 
 
@@ -354,8 +408,9 @@ def select_dual(cfg, S, verbose=False):
     """
     best = (np.inf, cfg["dual"])
     for gi in GRID:
-        r = dual_lapsvm(S["K"], S["apply_L"], S["Y"], gamma_A=1e-6, gamma_I=gi)
-        err = errors(S, r.alpha, r.b, cfg)[1]
+        est = fit_estimator(S, estimator(cfg, solver="dual", gamma_A=1e-6, gamma_I=gi,
+                                         max_iter=DUAL_MAX_ITER))
+        err = estimator_errors(S, est, cfg)[1]
         if err < best[0]:
             best = (err, (1e-6, gi))
     log(f"[dual] {cfg['label']}: gamma_I = {best[1][1]} (V error {best[0]:.2f} %)", verbose)
@@ -365,15 +420,14 @@ def select_dual(cfg, S, verbose=False):
 def tune(cfg, S, rule, verbose=False):
     """Validation-error grid search over (gamma_A, gamma_I) for PCG with ``rule``.
 
-    Along each gamma_I row PCG is warm-started from the previous solution.
+    Along each gamma_I row PCG is warm-started from the previous solution (``warm_start``).
     """
     best = (np.inf, None)
     for ga in GRID:
-        a0 = b0 = None
+        est = estimator(cfg, solver="pcg", early_stopping=rule, gamma_A=ga, warm_start=True)
         for gi in GRID:
-            r = run_pcg(S, ga, gi, rule, alpha0=a0, b0=b0)
-            a0, b0 = r.alpha, r.b
-            err = errors(S, r.alpha, r.b, cfg)[1]
+            fit_estimator(S, est.set_params(gamma_I=gi))
+            err = estimator_errors(S, est, cfg)[1]
             if err < best[0]:
                 best = (err, (ga, gi))
     log(f"[tune] {cfg['label']} {rule}: gamma_A, gamma_I = {best[1]} (V error {best[0]:.2f} %)",
@@ -422,8 +476,8 @@ def dual_key(name, n_splits, cfg, args):
 
 
 def split_cache(args):
-    """The folder of per-split records: ``--cache-dir``, by default ``<--out>/splits``."""
-    return TrialCache(getattr(args, "cache_dir", None) or os.path.join(args.out, "splits"))
+    """The folder of per-split records: ``--cache``, by default ``<--out>/splits``."""
+    return TrialCache(_cache_dir(args, "splits"))
 
 
 def _cached(cache, key, fn, resume=True):
@@ -432,6 +486,92 @@ def _cached(cache, key, fn, resume=True):
     if not (resume and key in cache):
         cache.put(key, fn())
     return cache.get(key)
+
+
+def n_splits_of(args):
+    """Splits per data set: ``--reps``, else 2 with ``--quick``, else the paper's 12."""
+    return args.reps or (2 if args.quick else 12)
+
+
+_LOADED = {}
+
+
+def _load_once(name, data_home, n_splits, coil_scaling):
+    """:func:`load`, kept for the process (a run computes a data set's splits in turn)."""
+    key = (name, data_home, n_splits, coil_scaling)
+    if key not in _LOADED:
+        _LOADED.clear()                      # one data set at a time
+        _LOADED[key] = load(name, data_home, n_splits=n_splits, coil_scaling=coil_scaling)
+    return _LOADED[key]
+
+
+def split_record(name, k, n_splits, opts, direct, dual):
+    """One unit of work: the record of split ``k`` of data set ``name`` (see
+    :func:`reproduce_dataset`). ``opts``: data_home, coil_scaling, tune, plot, out,
+    max_direct_n, verbose; ``dual``: the dual LapSVM's (gamma_A, gamma_I)."""
+    cfg = CONFIGS[name]
+    X, y, splits = _load_once(name, opts["data_home"], n_splits, opts["coil_scaling"])
+    S = setup_split(cfg, X, y, splits[k])
+    params = dict(newton=cfg["newton"], pcg=dict(cfg["pcg"]),
+                  dual=tuple(dual) if direct else cfg["dual"])
+    if opts["tune"]:
+        params["pcg"] = {r: tune(cfg, S, r, opts["verbose"]) for r in RULES}
+    res = run_split(cfg, S, METHODS, params, direct=direct)
+    log(f"[lapsvm] {cfg['label']} split {k + 1}/{n_splits} n={S['K'].shape[0]}: " +
+        ", ".join(f"{m} T={v['err'][2]:.2f}%" + (f" {v['time']:.2f}s" if "time" in v else "")
+                  for m, v in res.items()), opts["verbose"])
+    if opts["plot"] and k == 0 and name in ("uspst", "mnist3vs8", "coil20"):
+        figure_error_vs_iterations(name, cfg, S, opts["out"],
+                                   max_direct_n=opts["max_direct_n"])
+    return dict(n=int(S["K"].shape[0]), split=k, direct=bool(direct), params=params,
+                methods=res)
+
+
+def reproduce_dataset(name, args):
+    """Summary and meta data of one data set over the protocol's splits, split by split.
+
+    Each split is one unit of work of the runner (:func:`._runner.run_units`): its record
+    (:func:`split_record`: ``run_split``'s output under ``"methods"``, plus ``n``,
+    ``direct``, the parameters used and the unit's timing) is stored as one JSON file in
+    :func:`split_cache` as soon as it is computed, and with ``--resume`` (default) a split
+    whose key (:func:`split_key`) is there is loaded instead. The dual's gamma_I selected on
+    split 0 is cached under its own key (:func:`dual_key`), computed only when a split that
+    needs it is computed. With ``--assemble-only`` nothing is computed: the splits present
+    are summarised (``None`` if there are none). ``meta["n_splits"]`` is the number of split
+    records summarised, ``meta["n_splits_protocol"]`` the number the protocol asks for.
+    """
+    cfg = CONFIGS[name]
+    n_splits = n_splits_of(args)
+    resume, assemble = args.resume, args.assemble_only
+    cache = split_cache(args)
+    if assemble and not any(f.startswith(f"{name}-split") for f in os.listdir(cache.folder)):
+        return None
+    X, y, splits = _load_once(name, args.data_home, n_splits, args.coil_scaling)
+    sizes = [len(s["labeled"]) + len(s["unlabeled"]) for s in splits]
+    # the dual's gamma_I is chosen on V of split 0 when the direct solvers can run there
+    dual_selected = sizes[0] <= args.max_direct_n and name != "facemit"
+    direct = [(sizes[k] <= args.max_direct_n or k == 0 and not args.quick)
+              and name != "facemit" for k in range(len(splits))]
+    keys = [split_key(name, k, n_splits, cfg, args, direct[k], dual_selected)
+            for k in range(len(splits))]
+    needs_dual = dual_selected and not assemble and any(
+        direct[k] and not (resume and keys[k] in cache) for k in range(len(splits)))
+    dual = cfg["dual"]
+    if needs_dual:
+        dual = tuple(_cached(cache, dual_key(name, n_splits, cfg, args),
+                             lambda: select_dual(cfg, setup_split(cfg, X, y, splits[0]),
+                                                 args.verbose), resume))
+    opts = dict(data_home=args.data_home, coil_scaling=args.coil_scaling, tune=args.tune,
+                plot=args.plot, out=args.out, max_direct_n=args.max_direct_n,
+                verbose=args.verbose)
+    units = [Unit(keys[k], split_record, (name, k, n_splits, opts, direct[k], dual))
+             for k in range(len(splits))]
+    recs = [r for r in run_units(units, args, cache, desc=f"lapsvm {cfg['label']}") if r]
+    if not recs:
+        return None
+    rows = [r["methods"] for r in recs]
+    return summarize(rows), dict(n=int(recs[-1]["n"]), n_splits=len(rows),
+                                 n_splits_protocol=len(splits))
 
 
 def summarize(rows):
@@ -449,82 +589,6 @@ def summarize(rows):
             steps=_ms([r["steps"] for r in recs]) if "steps" in recs[0] else None,
             n_splits=len(recs))
     return summary
-
-
-def reproduce_dataset(name, args):
-    """Summary and meta data of one data set over the protocol's splits, split by split.
-
-    Each split's record (``run_split``'s output under ``"methods"``, plus ``n``, ``direct``
-    and the parameters used) is stored as one JSON file in :func:`split_cache` as soon as it
-    is computed; with ``args.resume`` (default) a split whose key (:func:`split_key`) is
-    there is loaded instead. The dual's gamma_I selected on split 0 is cached under its own
-    key (:func:`dual_key`), so a resumed run uses it for the later splits. With
-    ``args.assemble_only`` nothing is computed: the splits present are summarised (``None``
-    if there are none). ``meta["n_splits"]`` is the number of split records summarised,
-    ``meta["n_splits_protocol"]`` the number the protocol asks for.
-    """
-    cfg = CONFIGS[name]
-    n_splits = 2 if args.quick else 12
-    resume = getattr(args, "resume", True)
-    assemble = getattr(args, "assemble_only", False)
-    cache = split_cache(args)
-    if assemble and not any(f.startswith(f"{name}-split") for f in os.listdir(cache.folder)):
-        return None
-    X, y, splits = load(name, args.data_home, n_splits=n_splits,
-                        coil_scaling=args.coil_scaling)
-    sizes = [len(s["labeled"]) + len(s["unlabeled"]) for s in splits]
-    # the dual's gamma_I is chosen on V of split 0 when the direct solvers can run there
-    dual_selected = sizes[0] <= args.max_direct_n and name != "facemit"
-    S0, dual = None, {}
-
-    def dual_params():  # selected (or loaded) once per run, when a split first needs it
-        if not dual_selected:
-            return cfg["dual"]
-        if "params" not in dual:
-            dual["params"] = tuple(_cached(
-                cache, dual_key(name, n_splits, cfg, args),
-                lambda: select_dual(cfg, S0 if S0 is not None
-                                    else setup_split(cfg, X, y, splits[0]), args.verbose),
-                resume))
-        return dual["params"]
-
-    rows, n = [], None
-    for k, split in enumerate(splits):
-        direct = ((sizes[k] <= args.max_direct_n or k == 0 and not args.quick)
-                  and name != "facemit")
-        key = split_key(name, k, n_splits, cfg, args, direct, dual_selected)
-        if (resume or assemble) and key in cache:
-            rec = cache.get(key)
-            log(f"[lapsvm] {cfg['label']} split {k + 1}/{len(splits)}: loaded {key}",
-                args.verbose)
-        elif assemble:
-            continue
-        else:
-            S = setup_split(cfg, X, y, split)
-            if k == 0:
-                S0 = S
-            params = dict(newton=cfg["newton"], pcg=dict(cfg["pcg"]),
-                          dual=dual_params() if direct else cfg["dual"])
-            if args.tune:
-                params["pcg"] = {r: tune(cfg, S, r, args.verbose) for r in RULES}
-            res = run_split(cfg, S, METHODS, params, direct=direct)
-            cache.put(key, dict(n=int(S["K"].shape[0]), split=k, direct=bool(direct),
-                                params=params, methods=res))
-            rec = cache.get(key)
-            log(f"[lapsvm] {cfg['label']} split {k + 1}/{len(splits)} n={rec['n']}: " +
-                ", ".join(f"{m} T={v['err'][2]:.2f}%" + (f" {v['time']:.2f}s" if "time" in v
-                                                         else "")
-                          for m, v in res.items()), args.verbose)
-            if args.plot and k == 0 and name in ("uspst", "mnist3vs8", "coil20"):
-                figure_error_vs_iterations(name, cfg, S, args.out,
-                                           max_direct_n=args.max_direct_n)
-            del S
-            S0 = None
-        rows.append(rec["methods"])
-        n = rec["n"]
-    if not rows:
-        return None
-    return summarize(rows), dict(n=int(n), n_splits=len(rows), n_splits_protocol=len(splits))
 
 
 def _paper_err(name, m, i):
@@ -556,7 +620,7 @@ def write_results(all_res, args, path):
          f"Command: `semisup reproduce lapsvm {' '.join(args.argv)}` — {now}, "
          f"{platform.platform()}, {os.cpu_count()} cores, load average "
          f"{', '.join(f'{v:.2f}' for v in os.getloadavg())}; BLAS threads "
-         f"{args.blas_threads or 'library default'}; COIL scaling {args.coil_scaling}.", "",
+         f"{args.blas_threads}; COIL scaling {args.coil_scaling}.", "",
          "Protocol: the paper's (§6.2, spec §10): stratified 4-fold CV x 3 repetitions = 12 "
          "splits (fixed train/test for MNIST3VS8), |L|, |V| of Table 2, U = the rest of the "
          "training folds; kernel and graph parameters of Appendix A (kNN heat graph with "
@@ -567,7 +631,10 @@ def write_results(all_res, args, path):
          "whose gamma_I is chosen on V of the first split (gamma_A = 1e-6): the read values "
          "give constant classifiers for the L1-hinge problem. Times are solver times with K "
          "and L precomputed (paper footnote 4); errors in %, mean (std) over the splits. "
-         "Ours = `ours`, the paper = `paper`.", ""]
+         "Ours = `ours`, the paper = `paper`. LapRLSC, the dual LapSVM, Newton and PCG are "
+         "the public estimators `semisup.LapRLS` / `semisup.LapSVM` (kernel and graph "
+         "precomputed, times = their `fit_time_`); SVM and RLSC are supervised baselines on "
+         "the labelled block.", ""]
     if "facemit" in all_res:
         L += ["FACEMIT: only the original *training* part (6 977 images) is in the shared "
               "data, so the protocol is scaled: a stratified 22.6 % test set (the paper's "
@@ -578,7 +645,8 @@ def write_results(all_res, args, path):
               "CBCL `normgrey` files the paper used; on the raw grey levels the macro error "
               "is about 48 % (6 splits), with it about 32 %.", ""]
     if args.quick:
-        L += ["`--quick`: 2 splits per data set only; std over 2 splits is not meaningful.", ""]
+        L += [f"`--quick`: {n_splits_of(args)} splits per data set only; std over so few "
+              "splits is not meaningful.", ""]
     if getattr(args, "assemble_only", False):
         L += [f"Assembled (`--assemble-only`) from the split records cached in "
               f"`{split_cache(args).folder}`, which may come from several runs.", ""]
@@ -616,7 +684,10 @@ def write_results(all_res, args, path):
                 continue
             L.append(f"| {CONFIGS[name]['label']} | {m} | " + " | ".join(
                 f"{_fmt(s['err'][i])} | {_paper_err(name, m, i)}" for i in range(3)) + " |")
-    L += ["", "## Table 5 — Newton steps", "", "| data set | ours | paper |", "|---|---|---|"]
+    L += ["", "## Table 5 — Newton steps", "",
+          "Ours: the estimator's `n_iter_`, the largest count over the one-vs-all problems "
+          "(multi-class sets: the paper's is a mean over them).", "",
+          "| data set | ours | paper |", "|---|---|---|"]
     for name, (summ, meta) in all_res.items():
         s = summ.get("LapSVM Newton")
         if s:
@@ -626,19 +697,23 @@ def write_results(all_res, args, path):
              if k in all_res or (k == "coil20" and "coil20b" in all_res)]
     if notes:
         L += ["", "## Notes", ""] + [f"* {n}" for n in notes]
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    with open(path, "w") as fh:
-        fh.write("\n".join(L) + "\n")
-    return path
+    return write_report(path, "\n".join(L) + "\n", keep=KEPT)
+
+
+#: hand-written sections of docs/results/lapsvm.md kept when the report is rewritten
+KEPT = ("## Follow-up findings (issue 4): COIL scaling, MNIST3VS8 gap, PCG timing",)
 
 
 def cmd_reproduce(args) -> int:
-    names = args.datasets or list(CONFIGS)
-    unknown = set(names) - set(CONFIGS)
-    if unknown:
-        raise SystemExit(f"unknown data set(s) {sorted(unknown)}; choose from {list(CONFIGS)}")
+    return run_command(args, _reproduce)
+
+
+def _reproduce(args) -> int:
+    names = only_set(args, CONFIGS)
     all_res = {}
-    assemble = getattr(args, "assemble_only", False)
+    out_dir(args)
+    results = report_path(args)
+    assemble = args.assemble_only
     for name in names:
         log(f"[lapsvm] {CONFIGS[name]['label']} ...", True)
         res = reproduce_dataset(name, args)
@@ -648,14 +723,14 @@ def cmd_reproduce(args) -> int:
             continue
         all_res[name] = res
         if not assemble:
-            write_results(all_res, args, args.results)
+            write_results(all_res, args, results)
     if assemble:
         if not all_res:
             raise SystemExit(f"no cached splits for {names} in {split_cache(args).folder}")
-        write_results(all_res, args, args.results)
+        write_results(all_res, args, results)
     if args.plot and not assemble:
         figure_two_moons(args.out)
-    print(open(args.results).read())
+    print(open(results).read())
     return 0
 
 
@@ -792,7 +867,7 @@ def _peak_memory(fn):
 
 def bench_mnist(args, lines):
     cfg = CONFIGS["mnist3vs8"]
-    X, y, splits = load("mnist3vs8", args.data_home, n_splits=args.splits)
+    X, y, splits = load("mnist3vs8", args.data_home, n_splits=args.reps or 2)
     lines += ["## MNIST3VS8: PCG with the stability check (target ≤ 11 s; paper 114 s; "
               "Table 7 test error 1.93 ± 0.2 %)", "",
               "| split | K dtype | n | PCG iters | LS pieces | solver wall (s) | solver CPU (s) | "
@@ -821,7 +896,7 @@ def bench_datasets(args, lines):
               "|---|---|---|---|---|---|---|---|---|---|"]
     for name in args.datasets or ("g50c", "coil20b", "pcmac", "uspstb", "coil20", "uspst"):
         cfg = CONFIGS[name]
-        X, y, splits = load(name, args.data_home, n_splits=args.splits,
+        X, y, splits = load(name, args.data_home, n_splits=args.reps or 2,
                             coil_scaling=args.coil_scaling)
         recs = {r: [] for r in RULES}
         for split in splits:
@@ -863,7 +938,7 @@ def bench_scaling(args, lines):
         runs = [("PCG stability", lambda: run_pcg(S, *cfg["pcg"]["stability"], "stability"))]
         if n <= args.max_direct_n:
             runs = [("dual", lambda: dual_lapsvm(S["K"], S["apply_L"], S["Y"], gamma_A=ga,
-                                                 gamma_I=gi)),
+                                                 gamma_I=gi, max_iter=-1)),
                     ("Newton", lambda: newton(S["K"], S["apply_L"], S["Y"], gamma_A=ga,
                                               gamma_I=gi))] + runs
         for m, fn in runs:
@@ -876,53 +951,51 @@ def bench_scaling(args, lines):
 
 
 def cmd_bench(args) -> int:
+    return run_command(args, _bench)
+
+
+def _bench(args) -> int:
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     lines = ["# Benchmark: LapSVM in the primal (Melacci & Belkin 2011)", "",
              f"Command: `semisup bench lapsvm {' '.join(args.argv)}`", "",
              f"Date: {now}. Machine: {_machine()}. BLAS threads: "
-             f"{args.blas_threads or 'library default'}; COIL scaling: {args.coil_scaling}.", "",
+             f"{args.blas_threads}; COIL scaling: {args.coil_scaling}.", "",
              "Times are solver times with K and L precomputed (as the paper's footnote 4); "
              "the paper's machine and BLAS differ, so ratios matter more than seconds. CPU is "
              "the process CPU time (all BLAS threads): on a machine shared with other jobs "
              "(load average above the core count) the wall time is inflated by waiting for a "
              "core and CPU time is the better measure of the work done.", ""]
-    parts = args.parts or ["mnist", "datasets", "scaling"]
+    parts = only_set(args, BENCH_PARTS)
     if "mnist" in parts:
         bench_mnist(args, lines)
     if "datasets" in parts:
         bench_datasets(args, lines)
     if "scaling" in parts:
         bench_scaling(args, lines)
-    os.makedirs(os.path.dirname(os.path.abspath(args.output)), exist_ok=True)
-    with open(args.output, "w") as fh:
-        fh.write("\n".join(lines) + "\n")
+    out_dir(args)
+    path = write_report(report_path(args), "\n".join(lines) + "\n")
     print("\n".join(lines))
+    log(f"wrote {path}", True)
     return 0
 
 
 # -- command line ----------------------------------------------------------------------------
-def _argv_recorder(func):
-    def run(args):
-        import contextlib
-        import sys
+BENCH_PARTS = ("mnist", "datasets", "scaling")
 
-        from threadpoolctl import threadpool_limits
+
+def _argv_recorder(func):
+    """``func(args)`` with the command line recorded in ``args.argv`` (for the report)."""
+    def run(args):
+        import sys
         args.argv = sys.argv[3:] if len(sys.argv) > 3 else []
-        # Small dense mat-vecs (n ~ 1000-2000) lose to thread start-up and, on a shared
-        # machine, to oversubscription: --blas-threads 1 times the solver, not the waiting.
-        limit = (threadpool_limits(args.blas_threads) if args.blas_threads
-                 else contextlib.nullcontext())
-        with limit:
-            return func(args)
+        return func(args)
     return run
 
 
-def _add_common_options(p) -> None:
+def _add_coil_option(p) -> None:
     p.add_argument("--coil-scaling", choices=COIL_SCALINGS, default="unit-norm",
                    help="COIL20 / COIL20(B) input: unit-length images (default; the scale "
                         "the paper's sigma = 0.6 fits) or the loader's [0, 1] pixels")
-    p.add_argument("--blas-threads", type=int, default=None,
-                   help="limit BLAS threads (default: the library's choice)")
 
 
 def add_reproduce_parser(subparsers) -> None:
@@ -930,34 +1003,17 @@ def add_reproduce_parser(subparsers) -> None:
     p = subparsers.add_parser(
         "lapsvm", help="Melacci & Belkin 2011: LapSVM in the primal, Tables 3-7, Figs 3-7",
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--datasets", nargs="+", default=None, choices=list(CONFIGS),
-                   help="data sets (default all eight)")
-    p.add_argument("--quick", action="store_true", help="2 splits per data set")
+    add_common_options(
+        p, "lapsvm", only=list(CONFIGS), only_help="data sets (default all eight)",
+        reps_help="splits per data set (default the paper's 12; --quick: 2)",
+        quick_help="2 splits per data set, direct solvers on none above --max-direct-n "
+                   "(written under --out)")
     p.add_argument("--tune", action="store_true",
                    help="re-run the (gamma_A, gamma_I) validation grid for each PCG rule")
-    p.add_argument("--plot", action="store_true",
-                   help="Figures 3-7 as PNG under --out; Figures 5-7 are drawn only when "
-                        "split 0 is computed, not when it is loaded from the cache "
-                        "(--no-resume redraws them)")
     p.add_argument("--max-direct-n", type=int, default=5000,
                    help="above this n, dual/Newton/LapRLS run on the first split only "
                         "(skipped with --quick)")
-    p.add_argument("--out", default=os.path.join("out", "lapsvm"))
-    p.add_argument("--results", default=RESULTS_OUT, help="markdown file of the tables")
-    p.add_argument("--cache-dir", default=None,
-                   help="folder of per-split JSON records (default: <--out>/splits); each "
-                        "finished split is stored there at once")
-    p.add_argument("--resume", action=argparse.BooleanOptionalAction, default=True,
-                   help="load the splits already in --cache-dir instead of recomputing them "
-                        "(default); --no-resume recomputes and overwrites them")
-    p.add_argument("--assemble-only", action="store_true",
-                   help="compute nothing: write --results from the splits cached for "
-                        "--datasets (default all) with the same --quick / --tune / "
-                        "--coil-scaling / --max-direct-n, e.g. to combine runs of different "
-                        "data sets; data sets with no cached split are left out")
-    _add_common_options(p)
-    p.add_argument("--data-home", default=None)
-    p.add_argument("-v", "--verbose", action="store_true")
+    _add_coil_option(p)
     p.set_defaults(func=_argv_recorder(cmd_reproduce))
 
 
@@ -968,17 +1024,15 @@ def add_bench_parser(subparsers) -> None:
         description="(mnist) PCG + stability check on MNIST3VS8, float32 and float64 K; "
                     "(datasets) PCG time per stopping rule vs Table 3; (scaling) dual vs "
                     "Newton vs PCG at n = 1k..8k.")
-    p.add_argument("--parts", nargs="+", choices=("mnist", "datasets", "scaling"), default=None)
+    add_common_options(p, "lapsvm", "bench", only=BENCH_PARTS,
+                       reps_help="splits per data set (default 2)")
     p.add_argument("--datasets", nargs="+", default=None,
-                   choices=[k for k in CONFIGS if k not in ("mnist3vs8", "facemit")])
-    p.add_argument("--splits", type=int, default=2, help="splits per data set (default 2)")
+                   choices=[k for k in CONFIGS if k not in ("mnist3vs8", "facemit")],
+                   help="data sets of the 'datasets' part")
     p.add_argument("--sizes", type=int, nargs="+", default=[1000, 2000, 4000, 8000])
     p.add_argument("--max-direct-n", type=int, default=8000,
                    help="largest n for the O(n^3) dual and Newton solvers")
-    p.add_argument("--data-home", default=None)
-    p.add_argument("--output", default=BENCH_OUT)
-    _add_common_options(p)
-    p.add_argument("-v", "--verbose", action="store_true")
+    _add_coil_option(p)
     p.set_defaults(func=_argv_recorder(cmd_bench))
 
 
@@ -990,8 +1044,9 @@ def demo_rows(verbose: bool = False) -> list[dict]:
     rng = np.random.default_rng(0)
     for c in (0, 1):
         y[rng.choice(np.flatnonzero(t == c))] = c
-    kw = dict(sigma=0.35, n_neighbors=6, gamma_A=1e-2, gamma_I=1.0,
-              laplacian="unnormalized", use_bias=True)
+    # lapsvmp's protocol values, passed explicitly (the shared graph defaults differ)
+    kw = dict(kernel_sigma=0.35, n_neighbors=6, weights="heat", graph_sigma=None,
+              gamma_A=1e-2, gamma_I=1.0, laplacian="unnormalized", use_bias=True)
     rows = []
     for label, est in (("LapSVM (newton)", LapSVM(solver="newton", **kw)),
                        ("LapSVM (pcg, stability)", LapSVM(solver="pcg", **kw)),

@@ -25,10 +25,10 @@ import numpy as np
 from .._progress import log
 from ._report import command_line as _command, load_average, machine
 from ._report import markdown_table as _table, write_text as _write
-from ._report import add_reproduce_arguments
+from ._runner import Unit, add_common_options, only_set, out_dir, report_path, run_command
+from ._runner import run_units, write_report
 
-RESULTS = os.path.join("docs", "results", "lass.md")
-BENCH = os.path.join("docs", "benchmarks", "lass.md")
+PARTS = ("figure1", "tagging")
 RHO_GRID = [1e-3, 1e-2, 1e-1, 1.0, 1e1, 1e2, 1e3]
 
 
@@ -206,17 +206,47 @@ def partial_tagging(name, data_home=None, fracs=(0.1, 0.3), n_rep=10, lams=(0.01
     return rows
 
 
+def _figure1_unit(quick, plot, out, verbose):
+    rows, acc, figs = figure1(quick=quick, plot=plot, out=out, verbose=verbose)
+    return dict(rows=rows, acc=acc, figs=figs)
+
+
+def _tagging_unit(name, data_home, n_rep, verbose):
+    try:
+        return dict(rows=partial_tagging(name, data_home=data_home, n_rep=n_rep,
+                                         verbose=verbose), missing=None)
+    except (FileNotFoundError, OSError) as exc:
+        return dict(rows=[], missing=f"{name}: {exc}")
+
+
 def cmd_reproduce(args) -> int:
+    return run_command(args, _reproduce)
+
+
+def _reproduce(args) -> int:
     t0 = time.perf_counter()
-    rows1, acc, figs = figure1(quick=args.quick, plot=args.plot, out=args.out,
-                               verbose=args.verbose)
+    out_dir(args)
+    parts = only_set(args, PARTS)
+    n_rep = args.reps or (2 if args.quick else 10)
+    mode = "quick" if args.quick else "full"
+    units = []
+    if "figure1" in parts:
+        units.append(Unit(f"figure1-{mode}", _figure1_unit,
+                          (args.quick, args.plot, args.out, args.verbose)))
+    if "tagging" in parts:
+        units += [Unit(f"tagging-{name}-reps{n_rep}", _tagging_unit,
+                       (name, args.data_home, n_rep, args.verbose))
+                  for name in ("emotions", "yeast")]
+    res = dict(zip([u.key for u in units], run_units(units, args, desc="lass")))
+    fig = res.get(f"figure1-{mode}")
+    rows1, acc, figs = ((fig["rows"], fig["acc"], fig["figs"]) if fig
+                        else ([], float("nan"), []))
     tag_rows, missing = [], []
-    for name in ("emotions", "yeast"):
-        try:
-            tag_rows += partial_tagging(name, data_home=args.data_home,
-                                        n_rep=2 if args.quick else 10, verbose=args.verbose)
-        except (FileNotFoundError, OSError) as exc:
-            missing.append(f"{name}: {exc}")
+    for key, r in res.items():
+        if key.startswith("tagging") and r is not None:
+            tag_rows += r["rows"]
+            if r["missing"]:
+                missing.append(r["missing"])
     text = [
         "# LASS — reproduced results",
         "",
@@ -236,7 +266,7 @@ def cmd_reproduce(args) -> int:
         "everywhere: ADMM then behaves like a proximal-point iteration and a tiny rho wins "
         "by far, so rho* is a good default only when many bounds are active.",
         "",
-        _table(rows1, list(rows1[0])),
+        _table(rows1, list(rows1[0])) if rows1 else "(not run: see --only)",
         "",
     ]
     if figs:
@@ -251,7 +281,7 @@ def cmd_reproduce(args) -> int:
         "vote = mean known tag of the graph neighbours (label prior if none). AUC: macro "
         "average over labels, hidden entries only. LRAP: per item over all labels, known "
         "entries placed at the top (present) or bottom (absent). Mean ± std over "
-        f"{2 if args.quick else 10} random maskings.",
+        f"{n_rep} random maskings.",
         "",
         "The paper reports no numbers for these data sets (its experiments use other "
         "document and image collections), so there is no paper column.",
@@ -260,7 +290,7 @@ def cmd_reproduce(args) -> int:
     text += [_table(tag_rows, list(tag_rows[0])) if tag_rows else "(no data found)"]
     if missing:
         text += ["", "Missing data: " + "; ".join(missing)]
-    path = _write(RESULTS, "\n".join(text) + "\n")
+    path = write_report(report_path(args), "\n".join(text) + "\n")
     print(f"wrote {path}" + (f" and {', '.join(figs)}" if figs else ""))
     return 0
 
@@ -443,7 +473,13 @@ def _large_table(large) -> str:
 
 
 def cmd_bench(args) -> int:
+    return run_command(args, _bench)
+
+
+def _bench(args) -> int:
     t0 = time.perf_counter()
+    out_dir(args)
+    BENCH = report_path(args)
     large_kw = dict(N=20_000 if args.quick else 100_000, max_iter=args.large_max_iter,
                     solver=args.large_solver)
     if args.large_only:
@@ -452,7 +488,7 @@ def cmd_bench(args) -> int:
         text = ["", f"## Large fit only ({datetime.datetime.now():%Y-%m-%d %H:%M})", "",
                 f"Command: `{_command(args)}` ({_machine()}). Same problem and columns as "
                 "'Large fit' above.", "", _large_table(large), ""]
-        with open(BENCH, "a") as fh:
+        with open(report_path(args), "a") as fh:
             fh.write("\n".join(text))
         print("\n".join(text))
         return 0
@@ -517,20 +553,22 @@ def cmd_bench(args) -> int:
 
 def add_reproduce_parser(subparsers):
     p = subparsers.add_parser("lass", help="LASS: Figure 1 (two moons) and partial tagging")
-    add_reproduce_arguments(p, "lass", "fewer iterations and maskings")
+    add_common_options(p, "lass", only=PARTS,
+                       reps_help="random maskings of the tagging tables (default 10; "
+                                 "--quick: 2)",
+                       quick_help="fewer ADMM iterations and maskings (written under --out)")
     p.set_defaults(func=cmd_reproduce, cmd_name="reproduce lass")
 
 
 def add_bench_parser(subparsers):
     p = subparsers.add_parser("lass", help="LASS: ADMM vs cvxpy, 100k fit, direct vs CG")
-    p.add_argument("--quick", action="store_true", help="smaller sizes")
+    add_common_options(p, "lass", "bench", quick_help="smaller sizes (written under --out)")
     p.add_argument("--large-max-iter", type=int, default=5000,
                    help="iteration cap of the large fit (default 5000)")
     p.add_argument("--large-solver", default="auto", choices=["auto", "apg", "cg"],
                    help="solver of the large fit (default auto, i.e. APG at this size)")
     p.add_argument("--large-only", action="store_true",
                    help="run only the large fit and append its row to the record")
-    p.add_argument("-v", "--verbose", action="store_true")
     p.set_defaults(func=cmd_bench, cmd_name="bench lass")
 
 
