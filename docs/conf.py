@@ -23,6 +23,7 @@ extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.autosummary",
     "sphinx.ext.mathjax",
+    "sphinx-mathjax-offline",  # MathJax 3 copied into _static: formulas render offline too
     "numpydoc",
     "sphinx_gallery.gen_gallery",
     "myst_parser",
