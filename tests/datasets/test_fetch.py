@@ -254,6 +254,30 @@ def test_default_target_is_the_user_directory(mirror, tmp_path, monkeypatch):
     assert load_dataset("heart").data.shape == (270, 13)
 
 
+def test_file_url_mirror(mirror, tmp_path):
+    fetch("fourclass", data_home=tmp_path, base_url=mirror.root.as_uri(), verbose=False)
+    load_dataset("fourclass", data_home=tmp_path, verify=True)
+
+
+@pytest.mark.parametrize("base_url", ["ftp://example.org", "127.0.0.1:8000", 5])
+def test_bad_mirror_url_names_the_parameter(base_url, tmp_path):
+    with pytest.raises(ValueError, match="base_url must be an http"):
+        fetch("heart", data_home=tmp_path, base_url=base_url)
+
+
+def test_missing_set_error_says_how_to_fetch_it(tmp_path):
+    with pytest.raises(FileNotFoundError, match="semisup datasets --fetch pang_lee_scale_v1"):
+        load_dataset("pang_lee", data_home=tmp_path)
+
+
+def test_every_source_repository_is_in_the_manifest():
+    from semisup.datasets._describe import SOURCES
+    for folder, text in SOURCES.items():
+        repos = {f.repo for f in MANIFEST[folder].files}
+        for repo in re.findall(r"GitHub ([\w.-]+/[\w.-]+)", text):
+            assert repo in repos, (folder, repo)
+
+
 def test_corrupt_file_is_replaced_and_force_downloads_again(mirror, tmp_path):
     home = tmp_path / "data"
     (home / "heart").mkdir(parents=True)
@@ -261,8 +285,20 @@ def test_corrupt_file_is_replaced_and_force_downloads_again(mirror, tmp_path):
     fetch("heart", data_home=home, base_url=mirror.url, verbose=False)
     assert mirror.requests == ["heart/heart_scale"]
     load_dataset("heart", data_home=home, verify=True)
+    (home / "heart" / "PROVENANCE.md").write_text("kept")
+    fetch("heart", data_home=home, base_url=mirror.url, verbose=False)
+    assert mirror.requests == ["heart/heart_scale"]  # verified: not downloaded again
+    assert (home / "heart" / "PROVENANCE.md").read_text() == "kept"
     fetch("heart", data_home=home, base_url=mirror.url, verbose=False, force=True)
     assert mirror.requests == ["heart/heart_scale"] * 2
+    assert "## Source" in (home / "heart" / "PROVENANCE.md").read_text()
+
+
+def test_unwritable_data_directory(mirror, tmp_path):
+    home = tmp_path / "file-not-dir"
+    home.write_text("")
+    with pytest.raises(FetchError, match=r"'heart': cannot write in"):
+        fetch("heart", data_home=home, base_url=mirror.url, verbose=False)
 
 
 # --- failures leave nothing behind ------------------------------------------------------

@@ -312,17 +312,24 @@ def _fetch_set(folder: str, home: Path, base_url: str | None, force: bool,
         return target
     if verbose:
         print(f"{folder}: fetching {len(todo)} file(s) into {target}", file=sys.stderr)
-    home.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{folder}.", suffix=".fetching", dir=home))
+    try:
+        home.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".{folder}.", suffix=".fetching", dir=home))
+    except OSError as exc:
+        raise FetchError(f"data set {folder!r}: cannot write in {home}: {exc}") from None
     try:
         staged = [(f, _fetch_file(f, folder, staging, base_url, verbose)) for f in todo]
         for f, path in staged:
             dest = target / f.file
             dest.parent.mkdir(parents=True, exist_ok=True)
             os.replace(path, dest)
-        tmp = staging / "PROVENANCE.md"
-        tmp.write_text(_provenance_text(folder, base_url), encoding="utf-8")
-        os.replace(tmp, target / "PROVENANCE.md")
+        # Keep a PROVENANCE.md already there (e.g. the shared copy's, which says more).
+        if force or not (target / "PROVENANCE.md").is_file():
+            tmp = staging / "PROVENANCE.md"
+            tmp.write_text(_provenance_text(folder, base_url), encoding="utf-8")
+            os.replace(tmp, target / "PROVENANCE.md")
+    except OSError as exc:
+        raise FetchError(f"data set {folder!r}: cannot write in {target}: {exc}") from None
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return target
@@ -382,5 +389,9 @@ def fetch(name: str = "all", *, data_home=None, base_url: str | None = None,
     folders = _folders_for(name)
     if base_url is None:
         base_url = os.environ.get(MIRROR_ENV_VAR) or None
+    if base_url is not None and not (isinstance(base_url, str) and base_url.startswith(
+            ("http://", "https://", "file://"))):
+        raise ValueError(f"base_url must be an http://, https:// or file:// URL (from "
+                         f"base_url= or ${MIRROR_ENV_VAR}), got {base_url!r}")
     home = _target_home(data_home)
     return [str(_fetch_set(folder, home, base_url, force, verbose)) for folder in folders]

@@ -144,7 +144,7 @@ def _origin(data_home) -> str:
         return "the data_home argument"
     if os.environ.get(ENV_VAR):
         return f"${ENV_VAR}"
-    return "the default next to the checkout"
+    return "the default: ~/semisup_data, else next to the checkout"
 
 
 def _check_present(info: DatasetInfo, home: str, origin: str) -> str:
@@ -156,7 +156,8 @@ def _check_present(info: DatasetInfo, home: str, origin: str) -> str:
                                           if len(missing) > 3 else "")
         raise FileNotFoundError(
             f"data set {info.name!r} not found: missing {shown} (data directory {home}, from "
-            f"{origin}; set ${ENV_VAR} or pass data_home=...)")
+            f"{origin}; set ${ENV_VAR} or pass data_home=..., or download it with "
+            f"`semisup datasets --fetch {info.folder}`)")
     return folder
 
 
