@@ -194,3 +194,77 @@ def test_bad_data_raise(points):
         knn_graph(points[0], 5)
     with pytest.raises(ValueError, match="numeric"):
         knn_graph(np.array([["a", "b"], ["c", "d"], ["e", "f"]]), 1)
+
+
+# --- the blocked exact search (float32 candidates certified, float64 re-rank) ---
+
+def _sklearn_knn(X, k, metric="euclidean"):
+    from sklearn.neighbors import NearestNeighbors
+    return NearestNeighbors(n_neighbors=k, metric=metric, algorithm="brute").fit(X).kneighbors()
+
+
+@pytest.mark.parametrize("metric", ["euclidean", "cosine"])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_blocked_exact_search_matches_sklearn_over_many_blocks(rng, metric, sparse):
+    from semisup.graph.neighbors import _exact_neighbors
+    X = rng.normal(size=(300, 12)) + 3.0 * rng.integers(0, 3, size=(300, 1))
+    if sparse:
+        X[rng.random(X.shape) < 0.5] = 0.0
+        X = sp.csr_matrix(X)
+    d_ref, i_ref = _sklearn_knn(X, 7, metric)
+    # a budget of a few rows per block: the blocks' boundaries are exercised
+    dist, ind = _exact_neighbors(X, 7, metric, block_bytes=300 * 20 * 8)
+    np.testing.assert_allclose(dist, d_ref, rtol=1e-10, atol=1e-12)
+    np.testing.assert_array_equal(ind, i_ref)  # continuous data: no ties
+
+
+def test_float32_candidates_give_the_float64_graph(rng):
+    from semisup.graph.neighbors import _exact_neighbors
+    # clusters far from the origin: float32 products lose most digits of the distances
+    X = 1e3 + rng.normal(size=(400, 30)) * 1e-2
+    d64, i64 = _exact_neighbors(X, 10, "euclidean", float32=False)
+    d32, i32 = _exact_neighbors(X, 10, "euclidean", float32=True)
+    np.testing.assert_array_equal(i32, i64)
+    np.testing.assert_array_equal(d32, d64)
+
+
+def test_ties_fall_back_to_float64_and_give_the_exact_distances():
+    from semisup.graph.neighbors import _exact_neighbors
+    # an integer grid: every point has many neighbours at exactly the same distance
+    g = np.arange(6.0)
+    X = np.array(np.meshgrid(g, g, g)).reshape(3, -1).T
+    d_ref, _ = _sklearn_knn(X, 8)
+    dist, ind = _exact_neighbors(X, 8, "euclidean", margin=0)
+    np.testing.assert_allclose(dist, d_ref, rtol=0, atol=1e-12)
+    # the indices are neighbours at those distances, never the point itself
+    np.testing.assert_allclose(np.linalg.norm(X[ind] - X[:, None], axis=2), dist, atol=1e-12)
+    assert not (ind == np.arange(len(X))[:, None]).any()
+
+
+def test_tiny_and_huge_magnitudes_in_float32(rng):
+    from semisup.graph.neighbors import _exact_neighbors
+    X = rng.normal(size=(150, 4))
+    d0, i0 = _exact_neighbors(X, 5, "euclidean")
+    for scale in (1e-40, 1e45):  # beyond float32's range: a power-of-two scale is applied
+        d, i = _exact_neighbors(X * scale, 5, "euclidean")
+        np.testing.assert_array_equal(i, i0)
+        np.testing.assert_allclose(d, d0 * scale, rtol=1e-12)
+
+
+def test_cosine_zero_rows_are_at_distance_one():
+    X = np.array([[0.0, 0.0], [1.0, 0.0], [2.0, 0.1], [0.0, 3.0]])
+    dist, ind = knn_search(X, 3, metric="cosine", method="exact")
+    np.testing.assert_allclose(dist[0], 1.0)
+    d_ref, _ = _sklearn_knn(X, 3, "cosine")
+    np.testing.assert_allclose(dist, d_ref, atol=1e-12)
+
+
+@pytest.mark.parametrize("metric", ["euclidean", "cosine"])
+def test_wide_tiles_sampled_threshold_matches_sklearn(rng, metric):
+    from semisup.graph.neighbors import _exact_neighbors
+    # wider tiles than 4 x 1024 columns: the first tile's threshold comes from a sample
+    X = rng.normal(size=(5000, 3))
+    d_ref, i_ref = _sklearn_knn(X, 6, metric)
+    dist, ind = _exact_neighbors(X, 6, metric, block_bytes=5000 * 5000 * 5)
+    np.testing.assert_array_equal(ind, i_ref)
+    np.testing.assert_allclose(dist, d_ref, rtol=1e-9, atol=1e-12)
