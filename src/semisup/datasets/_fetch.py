@@ -14,6 +14,7 @@ import http.client
 import io
 import os
 import pickle
+import posixpath
 import shutil
 import struct
 import sys
@@ -173,10 +174,11 @@ def _drop_lines(data: bytes, n: int) -> bytes:
 
 def _tar_member(data: bytes, member: str, sha256: str) -> bytes:
     with tarfile.open(fileobj=io.BytesIO(data), mode="r:*") as tar:
-        try:
-            info = tar.getmember(member)
-        except KeyError:
-            raise ValueError(f"has no member {member}") from None
+        # Compared as normalised paths: some tar tools write "./name".
+        info = next((m for m in tar.getmembers()
+                     if posixpath.normpath(m.name) == posixpath.normpath(member)), None)
+        if info is None:
+            raise ValueError(f"has no member {member}")
         if not info.isfile():
             raise ValueError(f"member {member} is not a regular file")
         content = tar.extractfile(info).read()
