@@ -6,6 +6,7 @@ import importlib
 import inspect
 import os
 import sys
+import warnings
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -143,3 +144,47 @@ def _write_lists():
 
 # the included lists are not documents of their own, so autosummary is told to read them
 autosummary_generate = _write_lists()
+
+
+# -- Docstring sections numpydoc does not know -------------------------------------------
+# A few solver docstrings have a "Complexity" section; numpydoc would drop it (with a
+# warning), so it is moved into "Notes" (created before "Examples" when absent) first.
+_MOVED_SECTIONS = ("Complexity",)
+# numpydoc also parses the raw docstring for signatures, where the move has not happened
+for _title in _MOVED_SECTIONS:
+    warnings.filterwarnings("ignore", message=f"Unknown section {_title}", category=UserWarning)
+
+
+def _section_bounds(lines):
+    """(title, start, end) of each numpydoc section: a title line over a dashes line."""
+    heads = [i for i in range(len(lines) - 1)
+             if lines[i].strip() and set(lines[i + 1].strip()) == {"-"}
+             and len(lines[i + 1].strip()) >= 3]
+    return [(lines[h].strip(), h, heads[k + 1] if k + 1 < len(heads) else len(lines))
+            for k, h in enumerate(heads)]
+
+
+def _move_unknown_sections(app, what, name, obj, options, lines):
+    for title in _MOVED_SECTIONS:
+        found = [s for s in _section_bounds(lines) if s[0] == title]
+        if not found:
+            continue
+        _, start, end = found[0]
+        body = [ln for ln in lines[start + 2:end]]
+        while body and not body[-1].strip():
+            body.pop()
+        del lines[start:end]
+        para = [f"**{title}.** " + body[0].strip()] + body[1:] if body else []
+        notes = [s for s in _section_bounds(lines) if s[0] == "Notes"]
+        if notes:
+            _, _, nend = notes[0]
+            lines[nend:nend] = ["", *para, ""]
+        else:
+            later = [s for s in _section_bounds(lines) if s[0] in ("References", "Examples")]
+            at = later[0][1] if later else len(lines)
+            lines[at:at] = ["Notes", "-----", *para, ""]
+
+
+def setup(app):
+    # before numpydoc (priority 500) parses the sections
+    app.connect("autodoc-process-docstring", _move_unknown_sections, priority=400)
