@@ -1,14 +1,27 @@
 """The ``semisup`` command: demo, datasets, and the reproduce/bench structure."""
 
+import argparse
 import importlib
+import importlib.metadata
+import json
 import math
+import subprocess
+import sys
 
 import pytest
 
+import semisup
 from semisup import cli
-from semisup.experiments import PAPERS, load_papers
+from semisup.experiments import BENCH, PAPERS, REPRODUCE, load_papers
 
 DEMO_KEYS = {"method", "data", "metric", "score", "seconds"}
+#: the options every reproduce and bench command has, spelled the same way
+SHARED_OPTIONS = ("--out", "--cache", "--reps", "--n-jobs", "--quick", "--plot", "--resume",
+                  "--no-resume", "--assemble-only", "--only", "--verbose", "--blas-threads",
+                  "--data-home")
+#: spellings the commands used before the shared options; none may come back
+OLD_SPELLINGS = ("--cache-dir", "--output", "--tables", "--parts", "--splits", "--draws",
+                 "--results", "--trials-synthetic", "--knn", "--ssl")
 
 
 def test_registry_imports_every_present_module():
@@ -72,6 +85,13 @@ def test_datasets_command(capsys):
         assert name in out
 
 
+def test_datasets_command_without_data_says_where_and_how(tmp_path, capsys):
+    assert cli.main(["datasets", "--data-home", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert f"data_home={tmp_path.resolve()}" in out
+    assert "SEMISUP_DATA" in out and "PROVENANCE.md" in out
+
+
 @pytest.mark.parametrize("argv", [["--help"], ["reproduce", "--help"], ["bench", "--help"],
                                   ["bench", "foundation", "--help"]])
 def test_help_pages(argv, capsys):
@@ -81,7 +101,7 @@ def test_help_pages(argv, capsys):
     out = capsys.readouterr().out
     assert "usage: semisup" in out
     if argv[:2] == ["bench", "foundation"]:
-        for flag in ("--knn", "--ssl", "--n-neighbors", "--labels-per-class", "--output"):
+        for flag in ("--only", "--n-neighbors", "--labels-per-class", "--out", "--cache"):
             assert flag in out
 
 
@@ -94,7 +114,7 @@ def test_reproduce_parsers_follow_the_contract(name, capsys):
         cli.main(["reproduce", name, "--help"])
     assert exc.value.code == 0
     out = capsys.readouterr().out
-    for flag in ("--quick", "--plot", "--out", "--data-home"):
+    for flag in SHARED_OPTIONS:
         assert flag in out, f"semisup reproduce {name} lacks {flag}"
 
 
@@ -104,3 +124,335 @@ def test_missing_subcommand_is_an_error(capsys):
     assert exc.value.code == 2
     with pytest.raises(SystemExit):
         cli.main(["bench", "no-such-method"])
+
+
+def _experiment_modules_imported_by(argv) -> list[str]:
+    """The semisup.experiments.* modules a fresh interpreter imports to run ``semisup argv``."""
+    code = (
+        "import json, sys\n"
+        "from semisup import cli\n"
+        "try:\n"
+        f"    cli.main({argv!r})\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "print(json.dumps(sorted(m for m in sys.modules\n"
+        "                        if m.startswith('semisup.experiments.'))))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, timeout=300).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["--version"], ["reproduce", "--help"],
+                                  ["bench", "--help"]])
+def test_help_and_version_import_no_experiment(argv):
+    # Importing the experiments pulls in every estimator (seconds): --help must not.
+    assert _experiment_modules_imported_by(argv) == []
+
+
+def test_a_command_imports_only_its_own_experiment():
+    mods = _experiment_modules_imported_by(["bench", "foundation", "--help"])
+    assert "semisup.experiments.foundation" in mods
+    others = {path for name, path in PAPERS.items() if name != "foundation"}
+    assert not others & set(mods)
+
+
+def test_version(capsys):
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["--version"])
+    assert exc.value.code == 0
+    out = capsys.readouterr().out.strip()
+    assert out == f"semisup {semisup.__version__}"
+    # the installed metadata comes from the same place (pyproject's dynamic version)
+    assert importlib.metadata.version("semisup") == semisup.__version__
+
+
+@pytest.mark.parametrize("kind", ["reproduce", "bench"])
+def test_help_lists_every_command_without_importing(kind, capsys):
+    with pytest.raises(SystemExit):
+        cli.main([kind, "--help"])
+    out = capsys.readouterr().out
+    for name in (REPRODUCE if kind == "reproduce" else BENCH):
+        assert name in out
+
+
+@pytest.mark.parametrize("kind", ["reproduce", "bench"])
+def test_command_registry_matches_the_modules(kind):
+    # REPRODUCE / BENCH (and OWNERS) list the commands for the lazy --help; each module adds
+    # the real ones: every listed command is added by the module said to own it, and no
+    # module adds a command that is not listed.
+    from semisup.experiments import owner
+    registry = REPRODUCE if kind == "reproduce" else BENCH
+    added_by = {}
+    for key, mod in load_papers().items():
+        add = getattr(mod, f"add_{kind}_parser", None)
+        if add is not None:
+            sub = argparse.ArgumentParser().add_subparsers()
+            add(sub)
+            added_by[key] = set(sub.choices)
+    assert set().union(*added_by.values()) == set(registry)
+    for name in registry:
+        assert name in added_by.get(owner(kind, name), set()), (kind, name)
+
+
+def test_a_module_with_two_commands_is_loaded_for_either(monkeypatch):
+    import types
+
+    from semisup import experiments
+    fake = types.ModuleType("semisup.experiments._fake")
+
+    def add_bench_parser(sub):
+        for name in ("fake", "fake-defaults"):
+            sub.add_parser(name).set_defaults(func=lambda args, n=name: n)
+
+    fake.add_bench_parser = add_bench_parser
+    monkeypatch.setitem(sys.modules, fake.__name__, fake)
+    monkeypatch.setitem(experiments.PAPERS, "fake", fake.__name__)
+    monkeypatch.setitem(experiments.BENCH, "fake", "a fake benchmark")
+    monkeypatch.setitem(experiments.BENCH, "fake-defaults", "its second command")
+    monkeypatch.setitem(experiments.OWNERS, ("bench", "fake-defaults"), "fake")
+    for name in ("fake", "fake-defaults"):
+        args = cli.build_parser(["bench", name]).parse_args(["bench", name])
+        assert args.func(args) == name
+    full = cli.build_parser().parse_args(["bench", "fake-defaults"])
+    assert full.func(full) == "fake-defaults"
+
+
+def test_lazy_and_full_parsers_agree_on_a_command():
+    # main() builds a parser that imports only the named module: same parse as the full one
+    argv = ["bench", "foundation", "--n-neighbors", "7"]
+    lazy = cli.build_parser(argv).parse_args(argv)
+    assert vars(lazy) == vars(cli.build_parser().parse_args(argv))
+    assert lazy.func.__module__ == "semisup.experiments.foundation"
+
+
+# --- packaging: the declared dependency floors and the minimum-versions run ---------------
+
+def _declared_floors():
+    tomllib = pytest.importorskip("tomllib")  # Python >= 3.11
+    from pathlib import Path
+    pyproject = Path(__file__).resolve().parents[1] / "pyproject.toml"
+    if not pyproject.is_file():
+        pytest.skip("not a source checkout")
+    deps = tomllib.loads(pyproject.read_text())["project"]["dependencies"]
+    floors = {}
+    for dep in deps:
+        if ";" in dep:  # floors for newer Pythons only (python_version markers)
+            continue
+        name, _, version = dep.partition(">=")
+        floors[name.strip()] = version.strip()
+    return floors
+
+
+def test_declared_floors_cover_what_the_code_needs():
+    floors = _declared_floors()
+    version = {k: tuple(int(p) for p in v.split(".")) for k, v in floors.items()}
+    assert version["scikit-learn"] >= (1, 6)   # validate_data, __sklearn_tags__, ClassifierTags
+    assert version["scipy"] >= (1, 12)         # scipy.optimize.isotonic_regression
+    assert version["numpy"] >= (1, 23, 2)      # first with CPython 3.11 wheels
+    assert version["joblib"] >= (1, 3)         # Parallel(return_as="generator")
+
+
+def test_make_test_min_pins_exactly_the_declared_floors():
+    import shutil
+    from pathlib import Path
+    floors = _declared_floors()
+    if shutil.which("make") is None:
+        pytest.skip("make is not installed")
+    root = Path(__file__).resolve().parents[1]
+    out = subprocess.run(["make", "-s", "-C", str(root), "print-min-pins"], capture_output=True,
+                         text=True, check=True, timeout=60).stdout.split()
+    assert sorted(out) == sorted(f"{k}=={v}" for k, v in floors.items())
+    assert {"numpy", "scipy", "scikit-learn"} <= {p.split("==")[0] for p in out}
+
+
+# --- the shared options and where reports go ----------------------------------------------
+
+def _option_strings(kind, name):
+    parser = cli.build_parser([kind, name])
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    cmd = next(a for a in sub.choices[kind]._actions
+               if isinstance(a, argparse._SubParsersAction)).choices[name]
+    return {o for a in cmd._actions for o in a.option_strings}
+
+
+@pytest.mark.parametrize("kind,name", [("reproduce", n) for n in REPRODUCE]
+                         + [("bench", n) for n in BENCH])
+def test_every_command_has_the_shared_options_and_no_old_spelling(kind, name):
+    opts = _option_strings(kind, name)
+    assert set(SHARED_OPTIONS) <= opts, (kind, name, set(SHARED_OPTIONS) - opts)
+    assert not set(OLD_SPELLINGS) & opts, (kind, name, set(OLD_SPELLINGS) & opts)
+    assert "-v" in opts
+
+
+def test_shared_options_mean_the_same_everywhere():
+    for kind, name in [("reproduce", n) for n in REPRODUCE] + [("bench", n) for n in BENCH]:
+        a = cli.build_parser([kind, name]).parse_args([kind, name])
+        assert a.resume is True and a.assemble_only is False and a.quick is False
+        assert a.out == f"out/{name}" and a.cache is None and a.only is None
+        assert a.blas_threads == 1 and a.reps is None and a.kind == kind
+        b = cli.build_parser([kind, name]).parse_args([kind, name, "--no-resume"])
+        assert b.resume is False
+    with pytest.raises(SystemExit):     # --only is checked against the command's parts
+        cli.main(["reproduce", "spore", "--only", "3"])
+    with pytest.raises(SystemExit):
+        cli.main(["reproduce", "clustering", "--reps", "0"])
+
+
+def test_report_path_docs_only_for_a_full_run_from_the_package_location(tmp_path,
+                                                                        monkeypatch):
+    from pathlib import Path
+
+    from semisup.experiments import _runner
+    monkeypatch.chdir(tmp_path)                # the current directory plays no part
+    docs = _runner.repo_docs()
+    if docs is None:
+        pytest.skip("not a source checkout")
+    assert docs == Path(semisup.__file__).resolve().parents[2] / "docs"
+
+    def path(*argv):
+        return _runner.report_path(cli.build_parser(list(argv)).parse_args(list(argv)))
+
+    assert path("reproduce", "spore") == str(docs / "results" / "spore.md")
+    assert path("reproduce", "spore", "--assemble-only") == str(docs / "results" / "spore.md")
+    for extra in (["--quick"], ["--reps", "1"], ["--only", "1"]):
+        assert path("reproduce", "spore", *extra) == "out/spore/spore.md"
+    assert path("reproduce", "lass", "--quick", "--out", "x") == "x/lass.md"
+    assert path("bench", "lapsvm") == str(docs / "benchmarks" / "lapsvm.md")
+    assert path("bench", "lapsvm", "--only", "mnist") == str(docs / "benchmarks" / "lapsvm.md")
+    assert path("bench", "lapsvm", "--quick") == "out/lapsvm/lapsvm.md"
+
+
+def _docs_state(paper):
+    """Hashes of the published files of ``paper`` and the names in docs/results, /benchmarks."""
+    import hashlib
+
+    from semisup.experiments import _runner
+    docs = _runner.repo_docs()
+    state = {}
+    for sub in ("results", "benchmarks"):
+        folder = docs / sub
+        state[sub] = sorted(p.name for p in folder.iterdir()) if folder.is_dir() else []
+        f = folder / f"{paper}.md"
+        state[f"{sub}/{paper}.md"] = (hashlib.sha256(f.read_bytes()).hexdigest()
+                                      if f.exists() else None)
+    return state
+
+
+#: the smallest --quick unit of each reproduction (tiny --reps, one table or data set)
+QUICK_UNITS = {
+    "lass": ["--only", "tagging", "--reps", "1"],
+    "lapsvm": ["--only", "g50c", "--reps", "1"],
+    "clustering": ["--only", "2", "--reps", "1"],
+    "completion": ["--only", "tasks", "--reps", "1"],
+    "spore": ["--only", "1", "--datasets", "heart", "--reps", "1"],
+}
+
+
+@pytest.mark.parametrize("paper", list(REPRODUCE))
+def test_quick_reproduction_writes_under_out_and_never_into_docs(paper, tmp_path,
+                                                                  monkeypatch):
+    from semisup.experiments import _runner
+    if _runner.repo_docs() is None:
+        pytest.skip("not a source checkout: no docs/ to protect")
+    if paper == "clustering":   # Table 2's one shared cell, not its five
+        from semisup.experiments import clustering
+        monkeypatch.setattr(clustering, "N_GRID", [150])
+    if paper == "completion":   # the command's path, not the FPC runs (tested elsewhere)
+        from semisup.experiments import completion
+        monkeypatch.setattr(completion, "_tasks_trial", lambda t, seed, lam: {
+            m: {"label": 0.1 * t + 1e-3 * seed, "impute": 0.2} for m in ("MC-1", "MC-b")})
+    before = _docs_state(paper)
+    monkeypatch.chdir(tmp_path)
+    try:
+        code = cli.main(["reproduce", paper, "--quick", *QUICK_UNITS[paper]])
+    except (FileNotFoundError, SystemExit) as exc:   # benchmark data absent (fresh clone)
+        if isinstance(exc, SystemExit) and exc.code in (0, None):
+            code = 0
+        else:
+            pytest.skip(f"{paper}: the data of its smallest unit are absent ({exc})")
+    assert code == 0
+    assert (tmp_path / "out" / paper / f"{paper}.md").is_file()
+    assert _docs_state(paper) == before
+
+
+# --- the runner: units, cache, resume, assemble-only, timing, BLAS -------------------------
+
+def _unit_value(x, log=None):
+    if log is not None:
+        with open(log, "a") as fh:
+            fh.write(f"{x}\n")
+    return {"x": x, "sq": x * x}
+
+
+def _blas_threads_seen(_):
+    from threadpoolctl import threadpool_info
+    return {"threads": sorted({p["num_threads"] for p in threadpool_info()
+                               if p.get("user_api") == "blas"})}
+
+
+def _flags(**kw):
+    base = dict(assemble_only=False, resume=True, n_jobs=1, verbose=False)
+    return argparse.Namespace(**{**base, **kw})
+
+
+def test_run_units_caches_times_resumes_and_assembles(tmp_path):
+    from semisup.experiments._checkpoint import TrialCache
+    from semisup.experiments._runner import Unit, run_units, timing_summary
+    log = tmp_path / "calls.txt"
+    cache = TrialCache(str(tmp_path / "cache"))
+    units = [Unit(f"u{i}", _unit_value, (i,), {"log": str(log)}) for i in range(3)]
+    out = run_units(units, _flags(), cache)
+    assert [r["sq"] for r in out] == [0, 1, 4]
+    for r in out:   # one timing record per unit
+        assert r["_timing"]["cpu_seconds"] >= 0 and r["_timing"]["wall_seconds"] >= 0
+    assert timing_summary(out)["units"] == 3
+    assert log.read_text().split() == ["0", "1", "2"]
+    # --resume (default): nothing recomputed; a new unit is
+    more = units + [Unit("u3", _unit_value, (3,), {"log": str(log)})]
+    assert [r["sq"] for r in run_units(more, _flags(), cache)] == [0, 1, 4, 9]
+    assert log.read_text().split() == ["0", "1", "2", "3"]
+    # --assemble-only: no computation, absent units are None
+    extra = more + [Unit("u4", _unit_value, (4,), {"log": str(log)})]
+    got = run_units(extra, _flags(assemble_only=True), cache)
+    assert got[-1] is None and [r["sq"] for r in got[:-1]] == [0, 1, 4, 9]
+    assert log.read_text().split() == ["0", "1", "2", "3"]
+    # --no-resume: every unit recomputed
+    run_units(units, _flags(resume=False), cache)
+    assert log.read_text().split() == ["0", "1", "2", "3", "0", "1", "2"]
+
+
+def test_run_units_in_parallel_with_one_blas_thread_per_worker(tmp_path):
+    from threadpoolctl import threadpool_limits
+
+    from semisup.experiments._checkpoint import TrialCache
+    from semisup.experiments._runner import Unit, _timed_call, run_units
+    if not _blas_threads_seen(0)["threads"]:
+        pytest.skip("no BLAS library reports its threads")
+    # the wrapper every parallel unit runs in caps BLAS at one thread; sequential units
+    # keep the run's limit
+    with threadpool_limits(2):
+        assert _timed_call(_blas_threads_seen, (0,), {}, True)["threads"] == [1]
+        assert _timed_call(_blas_threads_seen, (0,), {}, False)["threads"] == [2]
+    units = [Unit(f"b{i}", _blas_threads_seen, (i,)) for i in range(2)]
+    out = run_units(units, _flags(n_jobs=2), TrialCache(str(tmp_path)))
+    assert [r["threads"] for r in out] == [[1], [1]]
+
+
+def test_run_command_limits_blas_threads():
+    from threadpoolctl import threadpool_info
+
+    from semisup.experiments._runner import run_command
+    seen = run_command(argparse.Namespace(blas_threads=1), lambda a: [
+        p["num_threads"] for p in threadpool_info() if p.get("user_api") == "blas"])
+    assert set(seen) <= {1}
+
+
+def test_write_report_keeps_hand_written_sections(tmp_path):
+    from semisup.experiments._runner import write_report
+    path = tmp_path / "r.md"
+    path.write_text("# R\n\nold intro\n\n## Findings\n\nprose by hand\n\n## Table\n\nold\n")
+    for _ in range(2):   # kept once, however often the report is rewritten
+        write_report(str(path), "# R\n\nnew intro\n\n## Table\n\nnew\n", keep=["## Findings"])
+        text = path.read_text()
+        assert text.count("## Findings") == 1 and "prose by hand" in text
+        assert "old" not in text and text.index("## Findings") < text.index("## Table")

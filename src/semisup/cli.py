@@ -1,4 +1,8 @@
-"""The ``semisup`` command: ``demo``, ``datasets``, ``reproduce <paper>``, ``bench <method>``."""
+"""The ``semisup`` command: ``demo``, ``datasets``, ``reproduce <paper>``, ``bench <method>``.
+
+Experiment modules are imported only when their command runs: ``semisup --help`` and
+``semisup --version`` import none of them (they pull in every estimator and take seconds).
+"""
 
 from __future__ import annotations
 
@@ -6,7 +10,8 @@ import argparse
 import sys
 import time
 
-from .experiments import load_papers
+from . import __version__
+from .experiments import BENCH, PAPERS, REPRODUCE, load_paper, load_papers, owner
 
 
 def _format_table(rows: list[dict], columns: list[str]) -> str:
@@ -77,10 +82,60 @@ def cmd_datasets(args) -> int:
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _named_command(argv) -> tuple[str, str] | None:
+    """``("reproduce", "lass")`` for ``semisup reproduce lass ...``; None otherwise."""
+    words = [a for a in argv if not a.startswith("-")]
+    if len(words) >= 2 and words[0] in ("reproduce", "bench"):
+        return words[0], words[1]
+    return None
+
+
+def _not_loaded(kind: str, name: str):
+    def run(args):
+        raise SystemExit(f"semisup {kind} {name}: this command is not available "
+                         f"(module {name!r} could not be loaded)")
+    return run
+
+
+def _add_experiment_parsers(subparsers, kind: str, commands: dict, wanted) -> None:
+    """Each command's real parser where wanted (or all when ``wanted`` is True), else a stub.
+
+    The stub only carries the one-line help, so that ``semisup <kind> --help`` lists every
+    command without importing its module. A module adds all of its ``kind`` commands at once.
+    """
+    wanted_key = (owner(kind, wanted[1]) if isinstance(wanted, tuple) and wanted[0] == kind
+                  else None)
+    added = set()
+    for name, help_text in commands.items():
+        if name in subparsers.choices:  # added along with another command of its module
+            continue
+        key = owner(kind, name)
+        if (wanted is True or key == wanted_key) and key in PAPERS and key not in added:
+            add = getattr(load_paper(key), f"add_{kind}_parser", None)
+            added.add(key)
+            if add is not None:
+                add(subparsers)
+                if name in subparsers.choices:
+                    continue
+        subparsers.add_parser(name, help=help_text).set_defaults(func=_not_loaded(kind, name))
+
+
+def build_parser(argv=None) -> argparse.ArgumentParser:
+    """The ``semisup`` argument parser.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        The arguments about to be parsed. When given, only the experiment module that they
+        name (``reproduce <paper>`` or ``bench <method>``) is imported; every other
+        ``reproduce``/``bench`` command gets a stub carrying its help line. When None, every
+        experiment module is imported and the parser is complete.
+    """
+    wanted = True if argv is None else _named_command(argv)
     parser = argparse.ArgumentParser(
         prog="semisup",
         description="Learning from few labels with structure: graphs, low rank and clusters.")
+    parser.add_argument("--version", action="version", version=f"semisup {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("demo", help="train every method on built-in data and print a table")
@@ -106,18 +161,16 @@ def build_parser() -> argparse.ArgumentParser:
 
     rep = sub.add_parser("reproduce", help="reproduce a paper's tables and figures")
     rep_sub = rep.add_subparsers(dest="paper", required=True)
+    _add_experiment_parsers(rep_sub, "reproduce", REPRODUCE, wanted)
     bench = sub.add_parser("bench", help="run a benchmark and record it in docs/benchmarks")
     bench_sub = bench.add_subparsers(dest="method", required=True)
-    for mod in load_papers().values():
-        if hasattr(mod, "add_reproduce_parser"):
-            mod.add_reproduce_parser(rep_sub)
-        if hasattr(mod, "add_bench_parser"):
-            mod.add_bench_parser(bench_sub)
+    _add_experiment_parsers(bench_sub, "bench", BENCH, wanted)
     return parser
 
 
 def main(argv=None) -> int:
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    args = build_parser(argv).parse_args(argv)
     return int(args.func(args) or 0)
 
 

@@ -30,10 +30,9 @@ def _fake_results(rng):
 
 def test_report_tables_and_findings_are_written(tmp_path, monkeypatch):
     rng = np.random.default_rng(0)
-    monkeypatch.setattr(exp, "RESULTS_MD", str(tmp_path / "completion.md"))
     args = argparse.Namespace(quick=True, only=None, trials_synthetic=3, trials_tasks=3,
                               trials_real=3, lam_synthetic="1")
-    exp._write_results(_fake_results(rng), args, 1.0)
+    exp._write_results(_fake_results(rng), args, 1.0, str(tmp_path / "completion.md"))
     text = open(tmp_path / "completion.md").read()
     assert "meta-average" in text and "Oracle SVM" in text
     # MC-1 has the lowest fake label error everywhere: it is bold and the finding holds
@@ -61,9 +60,39 @@ def test_parsers_register():
             (exp.add_reproduce_parser, ["completion", "--quick", "--only", "tasks,yeast"],
              lambda a: a.only == ["tasks", "yeast"] and a.out == os.path.join("out",
                                                                                "completion")),
-            (exp.add_bench_parser, ["completion", "--parts", "impute"],
-             lambda a: a.parts == ["impute"] and a.blas_threads == 1)):
+            (exp.add_bench_parser, ["completion", "--only", "impute"],
+             lambda a: a.only == ["impute"] and a.blas_threads == 1)):
         ap = argparse.ArgumentParser()
         add(ap.add_subparsers())
         a = ap.parse_args(argv)
         assert check(a) and callable(a.func)
+
+
+def test_reproduce_quick_caches_trials_and_assembles(tmp_path, monkeypatch):
+    """One tiny tasks experiment through the command: trials cached under --out, the report
+    under --out (--quick), --assemble-only rebuilds it from the cache without computing."""
+    calls = []
+
+    def fake_trial(t, seed, lam):
+        calls.append((t, seed))
+        return {m: {"label": 0.3 - 0.01 * t + 1e-3 * (seed % 7),
+                    "impute": 0.5 + 1e-2 * (seed % 5) + 1e-3 * t}
+                for m in ("MC-1", "MC-b")}
+
+    monkeypatch.setattr(exp, "_tasks_trial", fake_trial)
+    ap = argparse.ArgumentParser()
+    exp.add_reproduce_parser(ap.add_subparsers())
+
+    def run(*extra):
+        a = ap.parse_args(["completion", "--quick", "--only", "tasks", "--reps", "2",
+                           "--out", str(tmp_path), *extra])
+        assert a.func(a) == 0
+        return (tmp_path / "completion.md").read_text()
+
+    text = run()
+    assert len(calls) == 4 and len(os.listdir(tmp_path / "trials")) == 4
+    assert "Number of tasks" in text
+    again = run("--assemble-only")
+    assert len(calls) == 4 and "assembled (`--assemble-only`)" in again.lower()
+    run("--no-resume")
+    assert len(calls) == 8

@@ -8,8 +8,9 @@
   raw results and the cache under ``--out`` (default ``out/<paper>``, relative to the
   current directory). The report goes to the repository's ``docs/results/<paper>.md``
   (``docs/benchmarks/<name>.md`` for a benchmark), found from this package's location, only
-  for a run of the whole protocol (no ``--quick``, ``--reps`` or ``--only``) from a source
-  checkout; every other run writes it under ``--out``, so a quick run never touches docs/.
+  for a run of the whole protocol (no ``--quick``, ``--reps`` or ``--only``; a benchmark:
+  no ``--quick``) from a source checkout; every other run writes it under ``--out``, so a
+  quick run never touches docs/.
 * **Units of work** (:func:`run_units`): each unit is cached as one JSON file
   (:class:`._checkpoint.TrialCache`) as soon as it finishes, run in parallel by joblib with
   one BLAS thread per worker when ``--n-jobs`` > 1, and timed (CPU and wall seconds, stored
@@ -162,17 +163,25 @@ def cache_dir(args, default_sub: str = "cache") -> str:
 
 
 def is_full_run(args) -> bool:
-    """True for the whole protocol: no ``--quick``, ``--reps`` or ``--only``."""
-    return not (getattr(args, "quick", False) or getattr(args, "reps", None)
-                or getattr(args, "only", None))
+    """True for the whole protocol: no ``--quick``, ``--reps`` or ``--only``.
+
+    A benchmark is "full" unless ``--quick``: its parts (``--only``) are sections of one
+    record, which the command merges or rewrites as it always did.
+    """
+    if getattr(args, "quick", False):
+        return False
+    if getattr(args, "kind", "reproduce") == "bench":
+        return True
+    return not (getattr(args, "reps", None) or getattr(args, "only", None))
 
 
 def report_path(args, name: str | None = None) -> str:
     """Where the command's Markdown report goes.
 
     The repository's ``docs/results/<name>.md`` (``docs/benchmarks/<name>.md`` for
-    ``bench``) for a full run from a source checkout; ``<--out>/<name>.md`` otherwise, so
-    ``--quick``, ``--reps`` and ``--only`` runs never overwrite the published reports.
+    ``bench``) for a full run (:func:`is_full_run`) from a source checkout;
+    ``<--out>/<name>.md`` otherwise, so ``--quick``, ``--reps`` and ``--only`` reproductions
+    and ``--quick`` benchmarks never overwrite the published reports.
     """
     name = name or args.paper
     docs = repo_docs()

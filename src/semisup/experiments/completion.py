@@ -38,11 +38,12 @@ import numpy as np
 
 from .._progress import log
 from ._report import load_average as _load, machine as _machine
-from ._checkpoint import TrialCache, run_jobs
-from ._report import add_reproduce_arguments
+from ._checkpoint import TrialCache
+from ._runner import Unit, add_common_options, cache_dir as _cache_dir, only_set, out_dir
+from ._runner import report_path, run_command, run_units, write_report
 
-RESULTS_MD = os.path.join("docs", "results", "completion.md")
-BENCH_MD = os.path.join("docs", "benchmarks", "completion.md")
+PARTS = ("synthetic", "tasks", "emotions", "yeast")
+BENCH_PARTS = ("yeast", "impute", "shrink", "path")
 OMEGAS = (0.4, 0.6, 0.8)
 METHODS = ("MC-1", "MC-b", "FPC+SVM", "EM+SVM", "Mean+SVM", "Zero+SVM")
 
@@ -71,7 +72,7 @@ def run_trial(X, Y, MX, MY, *, lam, em_k, standardize, seed, oracle=False,
     from ..completion.metrics import imputation_error, label_error
 
     Xin = np.where(MX, X, np.nan)
-    Yin = np.where(MY, Y, 0.0)
+    Yin = np.where(MY, (Y > 0).astype(np.int8), -1)   # the library's {0, 1, -1} labels
     out = {}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)   # items with nothing observed
@@ -82,7 +83,8 @@ def run_trial(X, Y, MX, MY, *, lam, em_k, standardize, seed, oracle=False,
             est = MatrixCompletionTransducer(variant=variant, lam=lam, mu="cv",
                                              standardize=standardize,
                                              random_state=seed).fit(Xin, Yin)
-            out[name] = dict(label=label_error(Y, est.scores_, MY),
+            # the estimator's own labels ({0, 1} indicator matrix) as +1/-1
+            out[name] = dict(label=label_error(Y, 2.0 * est.transduction_ - 1.0, MY),
                              impute=imputation_error(X, est.features_, MX),
                              lam=est.lam_, mu=est.mu_, rank=est.rank_,
                              seconds=time.perf_counter() - t0)
@@ -108,21 +110,25 @@ def run_trial(X, Y, MX, MY, *, lam, em_k, standardize, seed, oracle=False,
     return out
 
 
-def _limit_threads(fn, *args, **kw):
-    from threadpoolctl import threadpool_limits
-    with threadpool_limits(1):
-        return fn(*args, **kw)
-
-
-def _map(jobs, n_jobs, verbose, desc, cache=None):
-    """Run ``(fn, args, kwargs)`` jobs, one BLAS thread each, in ``n_jobs`` processes.
+def _map(jobs, n_jobs, verbose, desc, cache=None, flags=None):
+    """Run ``(fn, args, kwargs)`` jobs as units of the runner (:func:`._runner.run_units`):
+    in ``n_jobs`` processes, one BLAS thread each, each timed.
 
     With ``cache`` (a folder), each finished trial is stored as ``<desc>-<index>.json``
-    and reused by a later run (:mod:`._checkpoint`).
+    and reused by a later run (:mod:`._checkpoint`). ``flags``: the command's
+    ``--resume`` / ``--assemble-only`` (an absent trial is then ``None``).
     """
-    return run_jobs(jobs, [f"{desc}-{k}" for k in range(len(jobs))], TrialCache(cache),
-                    n_jobs=n_jobs, wrap=_limit_threads, verbose=verbose,
-                    desc=f"completion {desc}")
+    import argparse
+    flags = flags or argparse.Namespace(resume=True, assemble_only=False)
+    units = [Unit(f"{desc}-{k}", fn, a, kw) for k, (fn, a, kw) in enumerate(jobs)]
+    return run_units(units, argparse.Namespace(
+        resume=flags.resume, assemble_only=flags.assemble_only, n_jobs=n_jobs,
+        verbose=verbose), TrialCache(cache), desc=f"completion {desc}")
+
+
+def _present(trials):
+    """The finished trials (``--assemble-only`` leaves the others ``None``)."""
+    return [t for t in trials if t is not None]
 
 
 # --------------------------------------------------------------------------------------------
@@ -136,14 +142,15 @@ def _synthetic_trial(setting, seed, lam):
                      seed=seed)
 
 
-def synthetic_experiment(trials, lam, n_jobs=None, verbose=False, cache=None):
+def synthetic_experiment(trials, lam, n_jobs=None, verbose=False, cache=None, flags=None):
     from ..datasets.completion_synthetic import synthetic_grid
     settings = list(synthetic_grid())
     jobs = [(_synthetic_trial, (s, 1000 * i + k, lam), {}) for i, s in enumerate(settings)
             for k in range(trials)]
-    res = _map(jobs, n_jobs, verbose, f"synthetic-{trials}x-lam{lam}", cache)
-    return [dict(setting=s, trials=res[i * trials:(i + 1) * trials])
-            for i, s in enumerate(settings)]
+    res = _map(jobs, n_jobs, verbose, f"synthetic-{trials}x-lam{lam}", cache, flags)
+    out = [dict(setting=s, trials=_present(res[i * trials:(i + 1) * trials]))
+           for i, s in enumerate(settings)]
+    return [r for r in out if r["trials"]] or None
 
 
 def _tasks_trial(t, seed, lam):
@@ -153,11 +160,12 @@ def _tasks_trial(t, seed, lam):
                      seed=seed, methods=("MC-1", "MC-b"))
 
 
-def tasks_experiment(trials, lam, n_jobs=None, verbose=False, cache=None):
+def tasks_experiment(trials, lam, n_jobs=None, verbose=False, cache=None, flags=None):
     # the same seeds for t = 2 and t = 10: X0 and the first rows of W are shared
     jobs = [(_tasks_trial, (t, 50_000 + k, lam), {}) for t in (2, 10) for k in range(trials)]
-    res = _map(jobs, n_jobs, verbose, f"tasks-{trials}x-lam{lam}", cache)
-    return {2: res[:trials], 10: res[trials:]}
+    res = _map(jobs, n_jobs, verbose, f"tasks-{trials}x-lam{lam}", cache, flags)
+    out = {2: _present(res[:trials]), 10: _present(res[trials:])}
+    return out if out[2] and out[10] else None
 
 
 def _real_trial(X, Y, omega, seed, em_k):
@@ -175,15 +183,19 @@ def _real_trial(X, Y, omega, seed, em_k):
 
 
 def real_experiment(name, trials, em_k, data_home=None, n_jobs=None, verbose=False,
-                    cache=None):
+                    cache=None, flags=None):
     from ..datasets import load_dataset
-    b = load_dataset(name, data_home=data_home)
-    X = np.asarray(b.data, dtype=float)
-    Y = 2.0 * np.asarray(b.target, dtype=float) - 1.0
+    if flags is not None and flags.assemble_only:
+        X = Y = None                     # nothing is computed: no data needed
+    else:
+        b = load_dataset(name, data_home=data_home)
+        X = np.asarray(b.data, dtype=float)
+        Y = 2.0 * np.asarray(b.target, dtype=float) - 1.0
     jobs = [(_real_trial, (X, Y, om, 7000 + 100 * i + k, em_k), {})
             for i, om in enumerate(OMEGAS) for k in range(trials)]
-    res = _map(jobs, n_jobs, verbose, f"{name}-{trials}x", cache)
-    return {om: res[i * trials:(i + 1) * trials] for i, om in enumerate(OMEGAS)}
+    res = _map(jobs, n_jobs, verbose, f"{name}-{trials}x", cache, flags)
+    out = {om: _present(res[i * trials:(i + 1) * trials]) for i, om in enumerate(OMEGAS)}
+    return out if all(out.values()) else None
 
 
 # --------------------------------------------------------------------------------------------
@@ -401,7 +413,7 @@ def _plot(results, outdir):
         save(fig, os.path.join(outdir, "completion_synthetic.png"))
 
 
-def _write_results(results, args, elapsed):
+def _write_results(results, args, elapsed, path):
     # trial counts as run (a resumed report may combine runs with different settings)
     if "synthetic" in results:
         args.trials_synthetic = len(results["synthetic"][0]["trials"])
@@ -416,8 +428,8 @@ def _write_results(results, args, elapsed):
         f"({datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC, "
         f"{elapsed / 60:.0f} min, {platform.platform()}, {os.cpu_count()} cores, "
         f"load average {'/'.join(f'{v:.1f}' for v in os.getloadavg())})"
-        + (". Tables assembled with `--resume` from runs saved in "
-           f"`{args.out}/completion_results.json`." if getattr(args, "resume", False)
+        + (". Tables assembled (`--assemble-only`) from the trials cached in "
+           f"`{_cache_dir(args, 'trials')}`." if getattr(args, "assemble_only", False)
            else "."),
         "",
         "The paper's table numbers were lost in the text extraction (spec §13), so only its "
@@ -452,77 +464,60 @@ def _write_results(results, args, elapsed):
         lines += [f"## {title}: {n_tr} mask trial(s) per ω", ""] + _real_tables(results[name])
         lines += [f"### Paper's {name} findings vs ours", ""]
         lines += _findings_md(_findings_real(name, results[name])) + [""]
-    os.makedirs(os.path.dirname(RESULTS_MD), exist_ok=True)
-    with open(RESULTS_MD, "w") as fh:
-        fh.write("\n".join(lines) + "\n")
+    return write_report(path, "\n".join(lines) + "\n")
 
 
 def _reproduce(args) -> int:
     if args.quick:
-        args.trials_synthetic = args.trials_synthetic or 1
-        args.trials_tasks = args.trials_tasks or 3
-        args.trials_real = args.trials_real or 2
+        args.trials_synthetic = args.reps or 1
+        args.trials_tasks = args.reps or 3
+        args.trials_real = args.reps or 2
         args.lam_synthetic = "1"
     else:
-        args.trials_synthetic = args.trials_synthetic or 10
-        args.trials_tasks = args.trials_tasks or 10
-        args.trials_real = args.trials_real or 10
+        args.trials_synthetic = args.trials_tasks = args.trials_real = args.reps or 10
         args.lam_synthetic = "cv"
     lam_syn = "cv" if args.lam_synthetic == "cv" else float(args.lam_synthetic)
-    only = set(args.only or ("synthetic", "tasks", "emotions", "yeast"))
-    os.makedirs(args.out, exist_ok=True)
+    only = set(only_set(args, PARTS))
+    out_dir(args)
     raw = os.path.join(args.out, "completion_results.json")
-    cache = os.path.join(args.out, "trials")  # one JSON per finished trial (resumable)
+    cache = _cache_dir(args, "trials")  # one JSON per finished trial (resumable)
     results = {}
-    if args.resume and os.path.exists(raw):
-        with open(raw) as fh:
-            results = json.load(fh)
-        if "tasks" in results:
-            results["tasks"] = {int(k): v for k, v in results["tasks"].items()}
-        for name in ("emotions", "yeast"):
-            if name in results:
-                results[name] = {float(k): v for k, v in results[name].items()}
     t0 = time.perf_counter()
-
-    def save():
-        with open(raw, "w") as fh:
-            json.dump(results, fh, default=float)
-
-    if "synthetic" in only and "synthetic" not in results:
-        results["synthetic"] = synthetic_experiment(args.trials_synthetic, lam_syn,
-                                                    args.n_jobs, args.verbose, cache)
-        save()
-    if "tasks" in only and "tasks" not in results:
-        results["tasks"] = tasks_experiment(args.trials_tasks, lam_syn, args.n_jobs,
-                                            args.verbose, cache)
-        save()
+    common = dict(n_jobs=args.n_jobs, verbose=args.verbose, cache=cache, flags=args)
+    if "synthetic" in only:
+        results["synthetic"] = synthetic_experiment(args.trials_synthetic, lam_syn, **common)
+    if "tasks" in only:
+        results["tasks"] = tasks_experiment(args.trials_tasks, lam_syn, **common)
     for name, em_k in (("emotions", 4), ("yeast", 0)):
-        if name in only and name not in results:
+        if name in only:
             results[name] = real_experiment(name, args.trials_real, em_k, args.data_home,
-                                            args.n_jobs, args.verbose, cache)
-            save()
-    _write_results(results, args, time.perf_counter() - t0)
+                                            **common)
+    results = {k: v for k, v in results.items() if v is not None}
+    if not results:
+        raise SystemExit(f"nothing computed or cached for {sorted(only)} in {cache}")
+    with open(raw, "w") as fh:
+        json.dump(results, fh, default=float)
+    path = _write_results(results, args, time.perf_counter() - t0, report_path(args))
     if args.plot:
         _plot(results, args.out)
-    print(f"wrote {RESULTS_MD} and {raw}")
+    print(f"wrote {path} and {raw}")
     return 0
 
 
 def add_reproduce_parser(subparsers):
     p = subparsers.add_parser(
         "completion", help="Goldberg et al. 2010: MC-1/MC-b vs impute+SVM baselines")
-    add_reproduce_arguments(p, "completion",
-                            "1 trial per synthetic setting (3 for the tasks experiment, 2 per "
-                            "real-data omega), lam = 1 on the synthetic grid")
-    p.add_argument("--only", type=lambda s: s.split(","), default=None,
-                   help="comma list of synthetic,tasks,emotions,yeast")
-    p.add_argument("--trials-synthetic", type=int, default=None)
-    p.add_argument("--trials-tasks", type=int, default=None)
-    p.add_argument("--trials-real", type=int, default=None)
-    p.add_argument("--resume", action="store_true",
-                   help="reuse finished experiments from --out/completion_results.json")
-    p.add_argument("--n-jobs", type=int, default=None, help="parallel trials (processes)")
-    p.set_defaults(func=_reproduce)
+    add_common_options(
+        p, "completion", only=PARTS, only_help="experiments to run (default all)",
+        reps_help="trials per setting / per real-data omega (default 10; --quick: 1 per "
+                  "synthetic setting, 3 for the tasks experiment, 2 per omega)",
+        quick_help="1 trial per synthetic setting (3 for the tasks experiment, 2 per "
+                   "real-data omega), lam = 1 on the synthetic grid (written under --out)")
+    p.set_defaults(func=cmd_reproduce)
+
+
+def cmd_reproduce(args) -> int:
+    return run_command(args, _reproduce)
 
 
 # --------------------------------------------------------------------------------------------
@@ -547,7 +542,7 @@ def demo_rows(verbose: bool = False) -> list[dict]:
         est = MatrixCompletionTransducer(variant=variant, lam=1.0, mu="cv", mu_final=1e-3,
                                          random_state=0)
         est.fit(Xi, Yi)
-        err = label_error(p.Y, est.scores_.T, p.MY)
+        err = label_error(p.Y, est.decision_scores_.T, p.MY)
         rows.append(dict(method=f"MatrixCompletionTransducer ({name})", data=data,
                          metric="label error (unobserved)", score=err,
                          seconds=time.perf_counter() - t0))
@@ -774,11 +769,11 @@ def _bench_path(args, lines):
 _PART_HEADINGS = {"shrink": "## (c)", "impute": "## (b)", "yeast": "## (a)", "path": "## (d)"}
 
 
-def _previous_sections():
-    """Sections of an earlier ``docs/benchmarks/completion.md`` keyed by part name."""
-    if not os.path.exists(BENCH_MD):
+def _previous_sections(path):
+    """Sections of an earlier benchmark record at ``path`` keyed by part name."""
+    if not os.path.exists(path):
         return {}
-    text = open(BENCH_MD).read()
+    text = open(path).read()
     out = {}
     for part, head in _PART_HEADINGS.items():
         if head in text:
@@ -789,50 +784,49 @@ def _previous_sections():
 
 
 def _bench(args) -> int:
-    from threadpoolctl import threadpool_limits
-    parts = args.parts or ["yeast", "impute", "shrink", "path"]
+    parts = only_set(args, BENCH_PARTS)
+    out_dir(args)
+    path = report_path(args)
     command = "semisup bench completion" + (" " + " ".join(sys.argv[3:])
                                             if len(sys.argv) > 3 else "")
     stamp = (f"Run by `{command}` on {_machine()}, "
              f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC, "
              f"BLAS threads: {args.blas_threads}.")
-    sections = _previous_sections()
+    sections = _previous_sections(path)
     runners = {"yeast": _bench_yeast, "impute": _bench_impute, "shrink": _bench_shrink,
                "path": _bench_path}
-    with threadpool_limits(args.blas_threads):
-        for part in ("yeast", "impute", "shrink", "path"):
-            if part in parts:
-                lines = []
-                runners[part](args, lines)
-                lines.insert(2, stamp + "\n")
-                sections[part] = "\n".join(lines) + "\n"
+    for part in BENCH_PARTS:
+        if part in parts:
+            lines = []
+            runners[part](args, lines)
+            lines.insert(2, stamp + "\n")
+            sections[part] = "\n".join(lines) + "\n"
     head = ["# Benchmark: transduction with matrix completion", "",
             "Re-run everything with `semisup bench completion` (or one part with "
-            "`--parts yeast|impute|shrink|path`; the other sections are kept from the previous "
+            "`--only yeast|impute|shrink|path`; the other sections are kept from the previous "
             "run). Each section says when and where it ran; the load average column shows "
             "how busy the machine was (2 cores shared by several jobs when these were "
             "taken).", ""]
     text = "\n".join(head) + "\n" + "\n".join(
         sections[p] for p in ("yeast", "impute", "shrink", "path") if p in sections)
-    os.makedirs(os.path.dirname(BENCH_MD), exist_ok=True)
-    with open(BENCH_MD, "w") as fh:
-        fh.write(text)
+    write_report(path, text)
     print(text)
     return 0
 
 
 def add_bench_parser(subparsers):
     p = subparsers.add_parser("completion", help="FPC speed: yeast CV grid, SoftImpute, SVD")
-    p.add_argument("--parts", type=lambda s: s.split(","), default=None,
-                   help="comma list of yeast,impute,shrink (default: all)")
+    add_common_options(p, "completion", "bench", only=BENCH_PARTS,
+                       only_help="parts to run (default all; the others are kept from the "
+                                 "previous record)")
     p.add_argument("--variants", type=lambda s: s.split(","), default=["mc1", "mcb"])
-    p.add_argument("--n-jobs", type=int, default=None, help="parallel CV runs")
-    p.add_argument("--blas-threads", type=int, default=1)
     p.add_argument("--with-cv", action="store_true",
                    help="(b): also time FPC with 5-fold CV of mu")
     p.add_argument("--fancyimpute-python", default=os.environ.get(
         "SEMISUP_FANCYIMPUTE_PYTHON", "/work/venvs/completion/bin/python"),
         help="Python with fancyimpute, used when it is not importable here")
-    p.add_argument("--data-home", default=None)
-    p.add_argument("-v", "--verbose", action="store_true")
-    p.set_defaults(func=_bench)
+    p.set_defaults(func=cmd_bench)
+
+
+def cmd_bench(args) -> int:
+    return run_command(args, _bench)

@@ -1,17 +1,20 @@
 """Foundation: the harmonic-function baseline in ``semisup demo`` and ``semisup bench foundation``.
 
-The benchmark has two parts, selectable by flag (both run when neither is given):
+The benchmark has two parts, selected by ``--only knn,ssl`` (both by default):
 
-``--knn``
+``knn``
     exact (scikit-learn brute force) vs approximate (pynndescent) 10-NN graph of full MNIST
     (70 000 x 784, float32): time of each and recall of the approximate neighbour lists.
-``--ssl``
+``ssl``
     on one 10-NN graph of MNIST with 10 labels per class: :class:`HarmonicFunction` vs
     scikit-learn's ``LabelPropagation`` / ``LabelSpreading`` (given the same graph through a
     callable kernel) vs GraphLearning's Laplace learning (``graphlearning``, used when
     importable): fit time on the given graph and accuracy on the unlabeled points.
 
-Results go to ``docs/benchmarks/foundation.md`` with the command, machine and load average.
+Results go to ``docs/benchmarks/foundation.md`` (``--quick``: ``<--out>/foundation.md``) with
+the command, machine and load average. ``--cache`` keeps the neighbour lists, so a later
+``--only ssl`` run reuses them instead of searching again; ``--n-jobs`` is the threads of the
+neighbour searches (default -1: all cores).
 """
 
 from __future__ import annotations
@@ -26,8 +29,10 @@ import numpy as np
 
 from .._progress import log
 from ._report import load_average as _load, machine as _machine
+from ._runner import add_common_options, only_set, out_dir, report_path, run_command
 
-BENCH_OUT = os.path.join("docs", "benchmarks", "foundation.md")
+PARTS = ("knn", "ssl")
+QUICK_SAMPLES = 5000
 
 
 def _semi_labels(y, per_class, rng):
@@ -116,19 +121,19 @@ def _bench_knn(X, args, lines, cache):
 
 def _cache_file(kind, args):
     n = args.n_samples or "all"
-    return os.path.join(args.cache_dir, f"mnist-{n}-{args.n_neighbors}nn-{kind}.npz")
+    return os.path.join(args.cache, f"mnist-{n}-{args.n_neighbors}nn-{kind}.npz")
 
 
 def _store(cache, kind, neighbors, args):
-    """Keep neighbour lists in memory and, with ``--cache-dir``, on disk for part (b)."""
+    """Keep neighbour lists in memory and, with ``--cache``, on disk for part (b)."""
     cache[kind] = neighbors
-    if args.cache_dir:
-        os.makedirs(args.cache_dir, exist_ok=True)
+    if args.cache:
+        os.makedirs(args.cache, exist_ok=True)
         np.savez(_cache_file(kind, args), dist=neighbors[0], ind=neighbors[1])
 
 
 def _cached(kind, args):
-    if args.cache_dir and os.path.exists(_cache_file(kind, args)):
+    if args.cache and os.path.exists(_cache_file(kind, args)):
         with np.load(_cache_file(kind, args)) as z:
             return z["dist"], z["ind"]
     return None
@@ -172,7 +177,7 @@ def _bench_ssl(X, y, args, lines, cache):
         return W.copy()  # scikit-learn normalizes the matrix it receives in place
 
     summary = {}
-    for draw in range(args.draws):
+    for draw in range(args.reps or 1):
         rng = np.random.default_rng(draw)
         y_semi = _semi_labels(y, args.labels_per_class, rng)
         unl = y_semi == -1
@@ -233,9 +238,16 @@ def _fit_sklearn(model, X, y_semi, harmonic):
 
 
 def run_bench(args) -> int:
+    """``semisup bench foundation`` (under the ``--blas-threads`` limit)."""
+    return run_command(args, _bench)
+
+
+def _bench(args) -> int:
     from ..datasets import load_dataset
 
-    parts = [p for p in ("knn", "ssl") if getattr(args, p)] or ["knn", "ssl"]
+    parts = only_set(args, PARTS)
+    if args.quick and not args.n_samples:
+        args.n_samples = QUICK_SAMPLES
     log("[bench] loading MNIST ...", args.verbose)
     data = load_dataset("mnist", data_home=args.data_home)
     X = np.ascontiguousarray(data.data, dtype=np.float32)
@@ -272,8 +284,8 @@ def run_bench(args) -> int:
                     lines.append(f"- {name}: {o[0]:.2f} s wall ({o[0] / g[0]:.2f}x), "
                                  f"{o[1]:.2f} s CPU ({o[1] / g[1]:.2f}x), accuracy {o[2]:.4f}")
             lines.append("")
-    out = args.output
-    os.makedirs(os.path.dirname(out) or ".", exist_ok=True)
+    out_dir(args)
+    out = report_path(args)
     with open(out, "w") as fh:
         fh.write("\n".join(lines))
     print("\n".join(lines))
@@ -287,13 +299,17 @@ def add_bench_parser(subparsers) -> None:
         "foundation", help="kNN graph and harmonic-function benchmarks on MNIST",
         description="Benchmarks of the foundation: (a) exact vs approximate kNN graph of MNIST, "
                     "(b) HarmonicFunction vs scikit-learn LabelPropagation/LabelSpreading and "
-                    "GraphLearning's Laplace learning on the same graph. Without --knn/--ssl "
-                    "both run.")
-    p.add_argument("--knn", action="store_true", help="run (a): exact vs approximate graph")
-    p.add_argument("--ssl", action="store_true", help="run (b): label propagation methods")
+                    "GraphLearning's Laplace learning on the same graph (--only knn,ssl; "
+                    "default both).")
+    add_common_options(
+        p, "foundation", "bench", only=PARTS,
+        only_help="knn = (a) exact vs approximate graph, ssl = (b) label propagation "
+                  "methods (default both)",
+        reps_help="random label draws for (b) (default 1)",
+        quick_help=f"a random subset of {QUICK_SAMPLES} MNIST images (written under --out)",
+        n_jobs_default=-1)
     p.add_argument("--n-neighbors", type=int, default=10)
     p.add_argument("--labels-per-class", type=int, default=10)
-    p.add_argument("--draws", type=int, default=1, help="random label draws for (b)")
     p.add_argument("--graph", choices=("exact", "approx"), default="exact",
                    help="graph used by (b) (reused from (a) when both run)")
     p.add_argument("--weights", choices=("binary", "heat"), default="binary",
@@ -302,11 +318,4 @@ def add_bench_parser(subparsers) -> None:
                    help="CG tolerance(s) of HarmonicFunction")
     p.add_argument("--n-samples", type=int, default=None,
                    help="random subset of MNIST (quick check; default all 70 000)")
-    p.add_argument("--n-jobs", type=int, default=-1, help="threads of the neighbour searches")
-    p.add_argument("--data-home", default=None)
-    p.add_argument("--cache-dir", default=None,
-                   help="save the neighbour lists here; --ssl alone reuses them instead of "
-                        "searching again")
-    p.add_argument("--output", default=BENCH_OUT, help=f"result file (default {BENCH_OUT})")
-    p.add_argument("-v", "--verbose", action="store_true")
     p.set_defaults(func=run_bench)
