@@ -1,22 +1,38 @@
-"""Locating the shared benchmark data in tests (importable as ``shared_data``)."""
+"""Locating the shared benchmark data in tests (importable as ``shared_data``).
+
+A test that needs a benchmark set calls :func:`require_dataset_dir` first (before anything
+that resolves the data directory): without the data it skips, with a reason naming where it
+looked and how to get the data, so that a fresh clone passes ``make test``; under
+``CI=true`` missing data fails instead, so that CI (which has the data) never skips silently.
+"""
 
 import os
 
 import pytest
 
 
-def require_dataset_dir(name: str):
-    """Path of a shared data set; missing data fails under CI=true, else skips."""
-    from semisup.datasets import data_home
+def missing_data_reason(name: str) -> str | None:
+    """Why data set folder ``name`` is unavailable, or None when it is present."""
+    from semisup.datasets import _home
 
     try:
-        base = data_home()
+        base = _home.data_home()
     except FileNotFoundError:
         base = None
-    path = os.path.join(base, name) if base else None
-    if path is None or not os.path.isdir(path):
-        msg = f"data set {name!r} not found (looked in {base!r})"
+    if base is not None and os.path.isdir(os.path.join(base, name)):
+        return None
+    where = (os.path.join(base, name) if base is not None
+             else f"no data directory: looked in {_home.searched_places()}")
+    return f"data set folder {name!r} not found ({where}). {_home.HOW_TO_GET}"
+
+
+def require_dataset_dir(name: str) -> str:
+    """Path of a shared data set's folder; missing data skips, or fails under CI=true."""
+    reason = missing_data_reason(name)
+    if reason is not None:
         if os.environ.get("CI", "").lower() == "true":
-            pytest.fail(msg)
-        pytest.skip(msg)
-    return path
+            pytest.fail(reason + " (CI=true: missing data is a failure)")
+        pytest.skip(reason)
+    from semisup.datasets import data_home
+
+    return os.path.join(data_home(), name)

@@ -92,3 +92,58 @@ def test_bad_inputs(data):
         linear_kernel(bad)
     with pytest.raises(ValueError, match="2-D"):
         linear_kernel(X[0])
+
+
+# -- reliability (issue "no silent wrong answer") ----------------------------------------------
+@pytest.mark.parametrize("scale", [1e200, 1e-200])
+def test_rbf_is_finite_and_scale_covariant_at_extreme_magnitudes(data, scale):
+    X, Y = data
+    K = rbf_kernel(X, Y, sigma=1.3)
+    # ||x||^2 overflowed to inf (inf - inf = NaN where k = 0) or vanished
+    np.testing.assert_allclose(rbf_kernel(X * scale, Y * scale, sigma=1.3 * scale), K,
+                               rtol=1e-9, atol=1e-15)
+    Ks = kernel_matrix(X * scale)
+    assert np.isfinite(Ks).all() and np.all(np.diag(Ks) == 1.0)
+    assert np.all((Ks >= 0) & (Ks <= 1))
+    Xs = sp.csr_matrix(X * scale)
+    np.testing.assert_allclose(rbf_kernel(Xs, sigma=1.3 * scale), rbf_kernel(X, sigma=1.3),
+                               rtol=1e-9, atol=1e-15)
+
+
+def test_overflowing_polynomial_and_linear_kernels_are_errors(data):
+    X, _ = data
+    with pytest.raises(ValueError, match="polynomial kernel overflows float64.*rescale"):
+        polynomial_kernel(X * 1e200)
+    with pytest.raises(ValueError, match="linear kernel overflows"):
+        linear_kernel(X * 1e200)
+    with pytest.raises(ValueError, match="overflows float32"):
+        polynomial_kernel(X * 1e10, dtype=np.float32)
+
+
+@pytest.mark.parametrize("kw, name", [
+    (dict(gamma=np.nan), "gamma"), (dict(degree=-1), "degree"), (dict(degree=0.5), "degree"),
+    (dict(coef0="1"), "coef0"), (dict(coef0=np.inf), "coef0"), (dict(sigma=-1.0), "sigma"),
+    (dict(kernel="sigmoid"), "kernel"), (dict(block_bytes=0), "block_bytes"),
+])
+def test_parameters_are_validated_by_name(data, kw, name):
+    X, _ = data
+    kw = {"kernel": "polynomial", **kw}
+    with pytest.raises(ValueError, match=f"'{name}' parameter of kernel_matrix"):
+        kernel_matrix(X, **kw)
+
+
+def test_public_kernel_functions_validate_their_parameters(data):
+    X, _ = data
+    with pytest.raises(ValueError, match="'sigma' parameter of rbf_kernel"):
+        rbf_kernel(X, sigma="1")
+    with pytest.raises(ValueError, match="'degree' parameter of polynomial_kernel"):
+        polynomial_kernel(X, degree=2.5)
+    with pytest.raises(ValueError, match="'coef0' parameter of polynomial_kernel"):
+        polynomial_kernel(X, coef0="1")
+    # keyword arguments passed on are validated by kernel_matrix
+    with pytest.raises(ValueError, match="'block_bytes' parameter"):
+        linear_kernel(X, block_bytes=-1)
+    with pytest.raises(ValueError, match="dtype"):
+        linear_kernel(X, dtype="not a dtype")
+    with pytest.raises(ValueError, match="numeric"):
+        linear_kernel(np.array([["a", "b"]]))

@@ -5,7 +5,10 @@ import scipy.sparse as sp
 from semisup.baselines.graph_kernels import (KERNELS, GraphKernelSVM, LaplacianSpectrum,
                                              graph_kernel, intersection_graph,
                                              majority_graph, union_graph)
+from semisup._base import SemiSupervisedMixin
+from semisup.graph.frontend import GRAPH_DEFAULTS
 from semisup.spore.svm_dual import svm_dual, svm_scores
+from sklearn.utils._param_validation import InvalidParameterError
 
 from spore_graphs import EDGES, S, Y, adjacency as _adj  # noqa: E402
 
@@ -32,7 +35,8 @@ def test_spec_vector_tv_d5(kind):
     np.testing.assert_allclose(svm_scores(K, Y, S, res.alpha), yhat, atol=1e-8)
     y_obs = np.full(8, -1)
     y_obs[S] = (Y[S] > 0).astype(int)
-    m = GraphKernelSVM(kind, c=0.1, C=1.0).fit(sp.csr_matrix(A8), y_obs)
+    m = GraphKernelSVM(kernel=kind, c=0.1, C=1.0, affinity="precomputed").fit(
+        sp.csr_matrix(A8), y_obs)
     np.testing.assert_allclose(m.decision_scores_, yhat, atol=1e-8)
     np.testing.assert_array_equal(m.transduction_[S], y_obs[S])
 
@@ -74,13 +78,83 @@ def test_graph_combiners():
         union_graph([A, np.zeros((3, 3))])
 
 
-def test_bad_input():
+@pytest.mark.parametrize("params, match", [
+    ({"kernel": "heat"}, "'kernel' parameter"), ({"c": 0.0}, "'c' parameter"),
+    ({"C": -1.0}, "'C' parameter"), ({"C": np.inf}, "'C' parameter"),
+    ({"affinity": "rbf"}, "'affinity' parameter"), ({"n_neighbors": 0}, "'n_neighbors'"),
+])
+def test_bad_parameters(params, match):
     y_obs = np.array([1, 1, -1, -1, 0, 0, -1, -1])
-    with pytest.raises(ValueError, match="kind"):
-        GraphKernelSVM("heat").fit(A8, y_obs)
-    with pytest.raises(ValueError, match="c must"):
-        GraphKernelSVM(c=0.0).fit(A8, y_obs)
-    with pytest.raises(ValueError, match="C must"):
-        GraphKernelSVM(C=-1.0).fit(A8, y_obs)
+    with pytest.raises(InvalidParameterError, match=match):
+        GraphKernelSVM(**{"affinity": "precomputed", **params}).fit(A8, y_obs)
+    with pytest.raises(TypeError):
+        GraphKernelSVM("nlap")                     # keyword-only
+
+
+def test_bad_labels():
+    y_obs = np.array([1, 1, -1, -1, 0, 0, -1, -1])
     with pytest.raises(ValueError, match="class"):
-        GraphKernelSVM().fit(A8, np.where(y_obs == 0, -1, y_obs))
+        GraphKernelSVM(affinity="precomputed").fit(A8, np.where(y_obs == 0, -1, y_obs))
+    with pytest.raises(ValueError, match="binary"):
+        GraphKernelSVM(affinity="precomputed").fit(A8, np.where(y_obs == 0, 2, y_obs) +
+                                                   (np.arange(8) == 7) * 4)
+
+
+def test_contract_graph_from_features_and_transduction():
+    rng = np.random.default_rng(0)
+    X = np.r_[rng.normal(0, 0.3, (20, 2)), rng.normal(3, 0.3, (20, 2))]
+    y = np.repeat([0, 1], 20)
+    y_obs = np.full(40, -1)
+    y_obs[[0, 20]] = [0, 1]
+    params = GraphKernelSVM().get_params()
+    assert {k: params[k] for k in GRAPH_DEFAULTS} == GRAPH_DEFAULTS
+    m = GraphKernelSVM(n_neighbors=5)                 # default affinity="knn"
+    np.testing.assert_array_equal(m.fit_predict(X, y_obs), y)
+    assert m.affinity_matrix_.shape == (40, 40) and m.graph_sigma_ > 0
+    np.testing.assert_array_equal(m.predict(X), m.transduction_)
+    np.testing.assert_array_equal(m.decision_function(X), m.decision_scores_)
+    assert m.score(X, y_obs) == 1.0
+    with pytest.raises(ValueError, match="transductive"):
+        m.predict(X[:30])
+    assert GraphKernelSVM.score is SemiSupervisedMixin.score
+    # object-dtype numbers are numbers (#16 item 14)
+    m2 = GraphKernelSVM(n_neighbors=5).fit(X.astype(object), y_obs)
+    np.testing.assert_array_equal(m2.decision_scores_, m.decision_scores_)
+
+
+def test_explicit_zeros_are_not_edges():
+    """#16 item 1: stored zeros of a sparse adjacency are not edges (the Laplacian's
+    degrees do not change, but the edge pattern must not either)."""
+    y_obs = np.array([1, 1, -1, -1, 0, 0, -1, -1])
+    Z = sp.csr_matrix((np.r_[sp.csr_matrix(A8).data, 0.0, 0.0],
+                       (np.r_[np.nonzero(A8)[0], 0, 5], np.r_[np.nonzero(A8)[1], 5, 0])),
+                      shape=(8, 8))
+    assert Z.nnz == A8.sum() + 2
+    for kind in KERNELS:
+        a = GraphKernelSVM(kernel=kind, affinity="precomputed").fit(sp.csr_matrix(A8), y_obs)
+        b = GraphKernelSVM(kernel=kind, affinity="precomputed").fit(Z, y_obs)
+        np.testing.assert_array_equal(a.decision_scores_, b.decision_scores_)
+        assert b.n_unreached_ == 0
+
+
+def test_component_without_labels_warns():
+    A = np.zeros((10, 10))
+    A[:8, :8] = A8
+    A[8, 9] = A[9, 8] = 1.0
+    y_obs = np.array([1, 1, -1, -1, 0, 0, -1, -1, -1, -1])
+    with pytest.warns(UserWarning, match="2 unlabeled vertex"):
+        m = GraphKernelSVM(affinity="precomputed").fit(A, y_obs)
+    assert m.n_unreached_ == 2
+    np.testing.assert_array_equal(m.decision_scores_[8:], 0.0)
+
+
+def test_memory_refused_before_the_graph_is_built(monkeypatch):
+    from semisup.graph.frontend import GraphMixin
+
+    def no_graph(self, *args, **kwargs):
+        raise AssertionError("the graph was built before the memory check")
+
+    monkeypatch.setattr(GraphMixin, "_fit_graph", no_graph)
+    monkeypatch.setenv("SEMISUP_MAX_MEMORY", "1000")
+    with pytest.raises(MemoryError, match="Laplacian eigenbasis"):
+        GraphKernelSVM().fit(np.zeros((40, 2)), np.r_[0, 1, -np.ones(38, int)])

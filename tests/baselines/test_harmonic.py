@@ -50,7 +50,7 @@ def test_precomputed_matches_knn_and_dense(rng):
     X, y, _ = _problem(rng)
     W = knn_graph(X, 6, method="exact")
     a = HarmonicFunction(affinity="precomputed").fit(W, y)
-    b = HarmonicFunction(n_neighbors=6).fit(X, y)
+    b = HarmonicFunction(n_neighbors=6, weights="binary").fit(X, y)
     np.testing.assert_allclose(a.label_distributions_, b.label_distributions_, atol=1e-12)
     np.testing.assert_allclose(a.label_distributions_, _dense_harmonic(W, y, a.classes_),
                                atol=1e-10)
@@ -159,7 +159,7 @@ def test_out_of_sample_is_weighted_neighbour_average(rng):
     P = m.predict_proba(Xn)
     d = np.linalg.norm(Xn[:, None, :] - X[None, :, :], axis=2)
     nn = np.argsort(d, axis=1)[:, :7]
-    w = np.exp(-np.take_along_axis(d, nn, 1) ** 2 / (2 * m.sigma_ ** 2))
+    w = np.exp(-np.take_along_axis(d, nn, 1) ** 2 / (2 * m.graph_sigma_ ** 2))
     expected = np.einsum("nk,nkc->nc", w, m.label_distributions_[nn]) / w.sum(1)[:, None]
     np.testing.assert_allclose(P, expected, atol=1e-10)
     np.testing.assert_array_equal(m.predict(Xn), m.classes_[P.argmax(1)])
@@ -185,7 +185,7 @@ def test_precomputed_predict_reproduces_training_solution(rng):
     with pytest.warns(UserWarning, match="no affinity"):
         P0 = m.predict_proba(sp.csr_matrix((2, W.shape[0])))
     np.testing.assert_allclose(P0, 1 / 3)
-    with pytest.raises(ValueError, match="N_new x N_train"):
+    with pytest.raises(ValueError, match="affinities of the new points"):
         m.predict(W[:, :10])
     with pytest.raises(ValueError, match="negative"):
         m.predict(-W[:3].toarray())
@@ -230,7 +230,7 @@ def test_harmonic_solve_function_directly():
     (dict(weights="gaussian"), "weights"),
     (dict(solver="lu"), "solver"),
     (dict(n_neighbors=0), "n_neighbors"),
-    (dict(sigma=-1.0), "sigma"),
+    (dict(graph_sigma=-1.0), "graph_sigma"),
     (dict(tol=0), "tol"),
 ])
 def test_bad_parameters(rng, params, match):

@@ -24,15 +24,15 @@ def easy_features():
     return X, y, w, labels
 
 
-@pytest.mark.parametrize("solver", ["pg", "cg", "cgpg"])
+@pytest.mark.parametrize("solver", ["pg", "fw", "fwpg"])
 def test_recovers_planted_feature_partition(easy_features, solver):
     X, y, w, labels = easy_features
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         m = ClusteredRegressor(3, solver=solver, alpha=1e-4, random_state=0).fit(X, y)
-    assert adjusted_rand_score(labels, m.labels_) == 1.0
+    assert adjusted_rand_score(labels, m.cluster_labels_) == 1.0
     np.testing.assert_allclose(m.cluster_values_, [-4.0, 1.0, 5.0], atol=0.05)
-    np.testing.assert_allclose(m.coef_, m.cluster_values_[m.labels_])
+    np.testing.assert_allclose(m.coef_, m.cluster_values_[m.cluster_labels_])
     assert m.intercept_ == pytest.approx(2.0, abs=0.05)
     assert m.score(X, y) > 0.999
 
@@ -53,7 +53,7 @@ def test_sparse_and_clustered_recovery():
     y = X @ w + 0.05 * rng.standard_normal(120)
     m = ClusteredRegressor(2, sparsity=16, alpha=1e-5).fit(X, y)
     assert np.count_nonzero(m.coef_) == 16
-    np.testing.assert_array_equal(m.labels_ == -1, w == 0)
+    np.testing.assert_array_equal(m.cluster_labels_ == -1, w == 0)
     np.testing.assert_allclose(m.cluster_values_, [-2.0, 3.0], atol=0.05)
 
 
@@ -68,7 +68,7 @@ def test_pg_reaches_oracle_on_synthetic_table2_instance():
 @pytest.mark.parametrize("solver, alpha, min_ari", [
     ("am", 1e-5, 1.0), ("pg", 1e-5, 1.0),
     # the sample relaxation is weak and lambda-sensitive (paper Table 1: CG fails at times)
-    ("cg", 1e-3, 0.9)])
+    ("fw", 1e-3, 0.9)])
 def test_recovers_planted_sample_partition(solver, alpha, min_ari):
     rng = np.random.default_rng(2)
     n = 150
@@ -79,8 +79,8 @@ def test_recovers_planted_sample_partition(solver, alpha, min_ari):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         m = ClusteredRegressor(2, cluster="samples", solver=solver, alpha=alpha, n_init=5,
-                               cg_max_iter=30, random_state=0).fit(X, y)
-    assert adjusted_rand_score(truth, m.labels_) >= min_ari
+                               fw_max_iter=30, random_state=0).fit(X, y)
+    assert adjusted_rand_score(truth, m.cluster_labels_) >= min_ari
     assert m.coef_.shape == (2, 3) and m.intercept_.shape == (2,)
     assert m.predict(X, return_all=True).shape == (n, 2)
     assert m.best_of_q_mse(X, y) < (0.01 if min_ari == 1.0 else 0.1)
@@ -110,7 +110,7 @@ def test_binary_and_multiclass_classifier():
     assert m.coef_.shape == (3, 4) and np.unique(m.coef_.T, axis=0).shape[0] <= 3
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)  # FW's slow O(1/t) tail
-        sq = ClusteredClassifier(3, loss="squared", solver="cg").fit(Xi, yi)
+        sq = ClusteredClassifier(3, loss="squared", solver="fw").fit(Xi, yi)
     assert not hasattr(sq, "predict_proba")
     assert sq.score(Xi, yi) > 0.7
 
@@ -125,18 +125,29 @@ def test_classifier_samples_return_all():
 
 
 @pytest.mark.parametrize("est, X, y, msg", [
-    (ClusteredRegressor(6), np.ones((10, 5)), np.ones(10), "exceeds the number of features"),
     (ClusteredRegressor(11, cluster="samples"), np.eye(10), np.ones(10),
-     "exceeds the number of samples"),
+     "exceeds the number of labeled samples"),
     (ClusteredRegressor(3, sparsity=2), np.eye(10), np.ones(10), "sparsity"),
     (ClusteredRegressor(3, sparsity=11), np.eye(10), np.ones(10), "exceeds n_features"),
     (ClusteredRegressor(2, solver="am"), np.eye(10), np.ones(10), "samples"),
-    (ClusteredRegressor(2, solver="cg", alpha=0.0), np.eye(10), np.ones(10), "alpha > 0"),
+    (ClusteredRegressor(2, solver="fw", alpha=0.0), np.eye(10), np.ones(10), "alpha > 0"),
     (ClusteredRegressor(2, solver="nope"), np.eye(10), np.ones(10), "solver"),
     (ClusteredRegressor(2), np.full((4, 3), np.nan), np.ones(4), "NaN"),
     (ClusteredRegressor(2), np.full((4, 3), np.inf), np.ones(4), "infinity"),
-    (ClusteredRegressor(2), np.ones((4, 3)), np.array([1, np.nan, 1, 1.0]), "NaN"),
-    (ClusteredClassifier(2), np.eye(4), np.zeros(4), "one class"),
+    (ClusteredRegressor(2), np.ones((4, 3)), np.array([1, np.inf, 1, 1.0]), "infinity"),
+    (ClusteredRegressor(2), np.ones((4, 3)), np.full(4, np.nan), "no labeled target"),
+    (ClusteredRegressor(2), np.ones((4, 3)), None, "requires y"),
+    (ClusteredRegressor(2), np.ones((4, 3)), np.array([1.0, None, 2, 3], dtype=object),
+     "None"),
+    (ClusteredRegressor(2), np.ones((4, 3)), np.ones(3), "4 samples"),
+    (ClusteredClassifier(2), np.eye(4), np.zeros(4), "only 1 class"),
+    (ClusteredClassifier(2), np.eye(4), np.full(4, -1), "no labeled point"),
+    (ClusteredClassifier(2), np.eye(4), np.array([0, 1, 0, 0.5]), "continuous"),
+    (ClusteredClassifier(2), np.eye(4), None, "requires y"),
+    (ClusteredClassifier(2, solver="fw"), np.eye(4), np.array([0, 1, 0, 1]),
+     "squared loss only"),
+    (ClusteredRegressor(3, cluster="samples", sparsity=3), np.eye(10), np.ones(10),
+     "sparsity applies to cluster='features'"),
     (ClusteredClassifier(2, sparsity=3), np.eye(6), np.arange(6) % 3, "binary"),
 ])
 def test_bad_input(est, X, y, msg):
@@ -164,18 +175,32 @@ def test_inputs_not_mutated(easy_features):
 
 
 def test_sklearn_estimator_checks():
-    """scikit-learn's common checks on the feature-clustering regressor and classifier.
+    """scikit-learn's common checks at the default parameters, and on sample clustering.
 
-    n_clusters=1 keeps the checks' 1-feature data sets valid (Q > d is a ValueError by
-    design); with one common weight the "train" checks' score thresholds cannot be met, so
-    those two checks are expected to fail. The sample-clustering regressor passes them all.
+    The one documented exception: ``check_classifiers_classes`` fits y in {-1, 1}, where -1
+    marks an unlabeled point (the library's label convention), leaving a single class.
     """
     from sklearn.utils.estimator_checks import check_estimator
-    poor = "n_clusters=1 forces one common weight for all features: a poor fit by design"
+    minus_one = ("-1 marks an unlabeled point (the library's label convention), so the "
+                 "check's y in {-1, 1} has a single class")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        check_estimator(ClusteredRegressor(1),
-                        expected_failed_checks={"check_regressors_train": poor})
-        check_estimator(ClusteredClassifier(1),
-                        expected_failed_checks={"check_classifiers_train": poor})
+        check_estimator(ClusteredRegressor())
+        check_estimator(ClusteredClassifier(),
+                        expected_failed_checks={"check_classifiers_classes": minus_one})
         check_estimator(ClusteredRegressor(2, cluster="samples", solver="am"))
+
+
+def test_more_clusters_than_features_is_unconstrained():
+    # d weights take at most d values: n_clusters >= n_features is the ridge fit, not an error
+    rng = np.random.default_rng(6)
+    X = rng.standard_normal((60, 4))
+    y = X @ np.array([1.0, 2.0, 3.0, 4.0]) + 0.1 * rng.standard_normal(60)
+    m = ClusteredRegressor(6, alpha=1e-3).fit(X, y)
+    Xc, yc = X - X.mean(0), y - y.mean()
+    ridge = np.linalg.solve(Xc.T @ Xc / 60 + 1e-3 * np.eye(4), Xc.T @ yc / 60)
+    np.testing.assert_allclose(m.coef_, ridge, rtol=1e-6)
+    assert np.unique(m.cluster_labels_).size == 4
+    from sklearn.datasets import load_iris
+    Xi, yi = load_iris(return_X_y=True)  # 4 features, default n_clusters=5
+    assert ClusteredClassifier(random_state=0).fit(Xi, yi).score(Xi, yi) > 0.9

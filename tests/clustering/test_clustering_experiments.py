@@ -135,3 +135,22 @@ def test_kept_section_stops_at_the_next_heading(tmp_path):
     assert kept_section(str(path), "## A") == ["## A", "x", "", "### sub", "y", ""]
     assert kept_section(str(path), "## B") == ["## B", "z", ""]
     assert kept_section(str(path), "## C") == []
+
+
+def test_pg_cg_cgpg_are_the_public_estimator(monkeypatch):
+    """Tables 1-3 fit PG, CG and CGPG through ClusteredRegressor (features and samples)."""
+    from semisup.clustering import estimator as est_mod
+    fitted = []
+    orig = est_mod.ClusteredRegressor.fit
+
+    def spy(self, X, y):
+        fitted.append((self.cluster, self.solver, self.fit_intercept))
+        return orig(self, X, y)
+
+    monkeypatch.setattr(est_mod.ClusteredRegressor, "fit", spy)
+    b = make_clustered_features(60, 20, 3, 0.1, random_state=0)
+    methods = exp._feature_methods(3, cg_iter=5)
+    for name in ("PG", "CG", "CGPG"):
+        w = methods[name](b.data, b.target, 1e-3)
+        assert w.shape == (20,) and np.unique(w).size <= 3
+    assert fitted == [("features", s, False) for s in ("pg", "fw", "fwpg")]

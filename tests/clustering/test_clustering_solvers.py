@@ -6,7 +6,7 @@ import warnings
 import numpy as np
 import pytest
 
-from semisup.clustering.frank_wolfe import (cg_feature_clustering, cg_sample_clustering,
+from semisup.clustering.frank_wolfe import (fw_feature_clustering, fw_sample_clustering,
                                             psi_features, psi_samples)
 from semisup.clustering.problems import FeatureProblem, SampleProblem
 from semisup.clustering.projected_gradient import (feature_projector, pg_feature_clustering,
@@ -106,7 +106,7 @@ def test_tv_e3_psi_oracle_and_first_step():
     assert psi_features(X, Y, [0, 0, 1, 1, 1], LAM) == pytest.approx(0.222054714354, abs=1e-11)
     assert psi_dense(equiv([0, 0, 1, 1, 1])) == pytest.approx(0.222054714354, abs=1e-11)
     with pytest.warns(ConvergenceWarning):
-        r = cg_feature_clustering(X, Y, 2, LAM, labels0=[0, 0, 1, 1, 1], max_iter=2, tol=0,
+        r = fw_feature_clustering(X, Y, 2, LAM, labels0=[0, 0, 1, 1, 1], max_iter=2, tol=0,
                                   center=False)
     assert r.psi[0] == pytest.approx(0.222054714354, abs=1e-11)
     assert r.gaps[0] == pytest.approx(0.000130782982, abs=1e-12)
@@ -115,7 +115,7 @@ def test_tv_e3_psi_oracle_and_first_step():
 
 
 def test_tv_e3_full_run_and_rounding():
-    r = cg_feature_clustering(X, Y, 2, LAM, labels0=[0, 0, 1, 1, 1], max_iter=5000,
+    r = fw_feature_clustering(X, Y, 2, LAM, labels0=[0, 0, 1, 1, 1], max_iter=5000,
                               tol=1e-12, center=False)
     assert r.converged and r.n_iter == 1824
     assert r.psi[-1] == pytest.approx(0.2220369615, abs=1e-10)
@@ -129,7 +129,7 @@ def test_fw_gap_certifies_suboptimality():
     assert best == pytest.approx(0.222054714354, abs=1e-11)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        r = cg_feature_clustering(X, Y, 2, LAM, labels0=[0, 1, 0, 1, 0], max_iter=300,
+        r = fw_feature_clustering(X, Y, 2, LAM, labels0=[0, 1, 0, 1, 0], max_iter=300,
                                   tol=0, center=False)
     psi, gap = np.array(r.psi), np.array(r.gaps)
     assert np.all(gap >= psi - 0.2220369615 - 1e-12)
@@ -148,8 +148,8 @@ def test_fw_line_search_is_monotone():
     yr = Xr @ rng.choice([-1.0, 2.0], size=20) + 0.1 * rng.standard_normal(30)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        r = cg_feature_clustering(Xr, yr, 2, 1e-2, max_iter=100, line_search=True)
-        rs = cg_sample_clustering(Xr[:, :3], yr, 2, 1e-2, max_iter=30, line_search=True,
+        r = fw_feature_clustering(Xr, yr, 2, 1e-2, max_iter=100, line_search=True)
+        rs = fw_sample_clustering(Xr[:, :3], yr, 2, 1e-2, max_iter=30, line_search=True,
                                   random_state=0)
     assert np.all(np.diff(r.psi) < 0)
     assert np.all(np.diff(rs.psi[1:]) < 0)
@@ -165,7 +165,7 @@ def test_sample_psi_equals_group_ridge_costs():
     assert val == pytest.approx(0.180498379211, abs=1e-11)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        r = cg_sample_clustering(X, Y, 2, LAM, labels0=labels, max_iter=1, random_state=0)
+        r = fw_sample_clustering(X, Y, 2, LAM, labels0=labels, max_iter=1, random_state=0)
     assert r.psi[0] == pytest.approx(0.180498379211, abs=1e-11)
 
 
@@ -173,9 +173,9 @@ def test_fw_best_rounding_is_the_best_visited_atom():
     # rounding="best" = argmin psi over M_0 and every oracle (brute force over the atoms)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        r = cg_feature_clustering(X, Y, 2, LAM, labels0=[0, 1, 0, 1, 0], max_iter=50, tol=0,
+        r = fw_feature_clustering(X, Y, 2, LAM, labels0=[0, 1, 0, 1, 0], max_iter=50, tol=0,
                                   center=False)
-        last = cg_feature_clustering(X, Y, 2, LAM, labels0=[0, 1, 0, 1, 0], max_iter=50,
+        last = fw_feature_clustering(X, Y, 2, LAM, labels0=[0, 1, 0, 1, 0], max_iter=50,
                                      tol=0, center=False, rounding="last")
     psis = [psi_features(X, Y, a, LAM) for a in r.atoms]
     assert psi_features(X, Y, r.labels, LAM) == pytest.approx(min(psis), abs=1e-14)
@@ -192,8 +192,8 @@ def test_fw_rounding_recovers_planted_partition_where_last_oracle_fails():
     lam = 1e-4
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        best = cg_feature_clustering(b.data, b.target, 5, lam, max_iter=100, center=False)
-        last = cg_feature_clustering(b.data, b.target, 5, lam, max_iter=100, center=False,
+        best = fw_feature_clustering(b.data, b.target, 5, lam, max_iter=100, center=False)
+        last = fw_feature_clustering(b.data, b.target, 5, lam, max_iter=100, center=False,
                                      rounding="last")
     err = {k: np.linalg.norm(r.V[r.labels][:, 0] - b.coef) for k, r in
            [("best", best), ("last", last)]}
@@ -210,8 +210,8 @@ def test_fw_samples_best_rounding():
     ys = np.where(np.arange(20) < 10, Xs @ [1.0, -1.0], Xs @ [-2.0, 0.5])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        r = cg_sample_clustering(Xs, ys, 2, 1e-3, max_iter=15, tol=0, random_state=0)
-        last = cg_sample_clustering(Xs, ys, 2, 1e-3, max_iter=15, tol=0, random_state=0,
+        r = fw_sample_clustering(Xs, ys, 2, 1e-3, max_iter=15, tol=0, random_state=0)
+        last = fw_sample_clustering(Xs, ys, 2, 1e-3, max_iter=15, tol=0, random_state=0,
                                     rounding="last")
     best = min(psi_samples(Xs, ys, a, 1e-3) for a in [*r.atoms, last.labels])
     assert psi_samples(Xs, ys, r.labels, 1e-3) == pytest.approx(best, abs=1e-14)
@@ -220,11 +220,11 @@ def test_fw_samples_best_rounding():
 
 def test_fw_bad_rounding():
     with pytest.raises(ValueError, match="rounding"):
-        cg_feature_clustering(X, Y, 2, LAM, rounding="mean")
+        fw_feature_clustering(X, Y, 2, LAM, rounding="mean")
     with pytest.raises(ValueError, match="rounding"):
-        cg_sample_clustering(X, Y, 2, LAM, rounding="mean")
+        fw_sample_clustering(X, Y, 2, LAM, rounding="mean")
 
 
 def test_fw_bad_lambda():
-    with pytest.raises(ValueError, match="positive"):
-        cg_feature_clustering(X, Y, 2, 0.0)
+    with pytest.raises(ValueError, match="'lam' parameter of fw_feature_clustering"):
+        fw_feature_clustering(X, Y, 2, 0.0)

@@ -32,9 +32,10 @@ def test_fixed_parameters_reproduce_the_solver(variant):
     est = MatrixCompletionTransducer(variant=variant, lam=0.5, mu=1e-3).fit(Xi, Yi)
     ref = fpc_path(p.X, p.MX, p.Y, p.MY, variant=variant, lam=0.5, mu_final=1e-3)
     S = ref.Z[:4] + (ref.b[:, None] if variant == "mcb" else 0)
-    np.testing.assert_allclose(est.scores_, S.T, atol=1e-10)
+    np.testing.assert_allclose(est.decision_scores_, S.T, atol=1e-10)
     np.testing.assert_allclose(est.features_, ref.Z[4:12].T, atol=1e-10)
-    np.testing.assert_array_equal(est.labels_, np.where(S.T >= 0, 1, -1))
+    np.testing.assert_array_equal(est.transduction_, np.where(S.T >= 0, 1, 0))
+    assert est.n_iter_ == int(np.sum(est.n_iter_per_stage_))
     np.testing.assert_array_equal(est.transform(), est.features_)
     assert est.cv_errors_ is None and est.mu_ == 1e-3 and est.mu_path_[-1] == 1e-3
 
@@ -50,7 +51,7 @@ def test_cv_selects_the_grid_point_with_lowest_mean_error():
     assert est.lam_ == (0.1, 1.0)[i] and est.mu_ == est.mu_grid_[j]
     np.testing.assert_array_equal(est.mu_path_, est.mu_grid_[:j + 1])
     # better than chance on the hidden labels, and imputes better than zero filling
-    assert label_error(p.Y, est.scores_.T, p.MY) < 0.35
+    assert label_error(p.Y, est.decision_scores_.T, p.MY) < 0.35
     assert imputation_error(p.X, est.features_.T, p.MX) < 0.5
 
 
@@ -60,21 +61,24 @@ def test_cv_is_reproducible_and_refit_is_warm_path():
     a = MatrixCompletionTransducer(mu_final=1e-3, random_state=3).fit(Xi, Yi)
     b = MatrixCompletionTransducer(mu_final=1e-3, random_state=3).fit(Xi, Yi)
     np.testing.assert_array_equal(a.cv_errors_, b.cv_errors_)
-    assert a.rank_ >= 1 and len(a.n_iter_) == len(a.mu_path_)
+    assert a.rank_ >= 1 and len(a.n_iter_per_stage_) == len(a.mu_path_)
 
 
-def test_one_dimensional_y_nan_unobserved_and_sparse_x():
+def test_one_dimensional_class_labels_and_sparse_x():
     p = _small(3, t=1)
     Xi, Yi = p.as_estimator_input()
-    y = np.where(Yi[:, 0] == 0, np.nan, Yi[:, 0])
+    y = np.where(Yi[:, 0] == 1, "yes", "no").astype(object)
+    y[Yi[:, 0] == -1] = -1                      # -1 marks unlabeled items
     est = MatrixCompletionTransducer(lam=1.0, mu=1e-2).fit(Xi, y)
-    assert est.labels_.shape == (60,) and est.scores_.shape == (60,)
+    assert est.transduction_.shape == (60,) and est.decision_scores_.shape == (60,)
+    np.testing.assert_array_equal(est.classes_, ["no", "yes"])
     ref = MatrixCompletionTransducer(lam=1.0, mu=1e-2).fit(Xi, Yi)
-    np.testing.assert_allclose(est.scores_, ref.scores_[:, 0])
+    np.testing.assert_allclose(est.decision_scores_, ref.decision_scores_[:, 0])
+    np.testing.assert_array_equal(est.transduction_ == "yes", ref.transduction_[:, 0] == 1)
     Xs = sp.csr_matrix(np.where(p.MX.T, p.X.T, 0.0))
     Xs.eliminate_zeros()
     est_s = MatrixCompletionTransducer(lam=1.0, mu=1e-2).fit(Xs, Yi)
-    np.testing.assert_allclose(est_s.scores_, ref.scores_, atol=1e-10)
+    np.testing.assert_allclose(est_s.decision_scores_, ref.decision_scores_, atol=1e-10)
 
 
 def test_inputs_are_not_mutated_and_transduction_is_enforced():
@@ -84,7 +88,7 @@ def test_inputs_are_not_mutated_and_transduction_is_enforced():
     est = MatrixCompletionTransducer(lam=1.0, mu=1e-2).fit(Xi, Yi)
     np.testing.assert_array_equal(Xi, X0)
     np.testing.assert_array_equal(Yi, Y0)
-    np.testing.assert_array_equal(est.predict(Xi), est.labels_)
+    np.testing.assert_array_equal(est.predict(Xi), est.transduction_)
     with pytest.raises(ValueError, match="transductive"):
         est.transform(Xi[:10])
 
@@ -104,24 +108,22 @@ def _base():
 
 
 @pytest.mark.parametrize("mutate,match", [
-    (lambda X, Y: (X, Y[:-1]), "rows but X has"),
+    (lambda X, Y: (X, Y[:-1]), "rows but there are"),
     (lambda X, Y: (X[:, :, None], Y), "must be 2-D"),
-    (lambda X, Y: (X, np.where(Y == 1, 2.0, Y)), "other than \\+1/-1"),
-    (lambda X, Y: (X, np.where(Y == -1, 0.0, Y)), None),
-    (lambda X, Y: (X, (Y > 0).astype(float) * 0 + np.where(Y != 0, 0.5, 0)), "other than"),
-    (lambda X, Y: (X, np.where(Y == 1, np.inf, Y)), "infinite"),
+    (lambda X, Y: (X, np.where(Y == 1, 2, Y)), "other than 0, 1 and -1"),
+    # only positives observed: -1 was probably meant as the negative class ({-1, +1})
+    (lambda X, Y: (X, np.where(Y == 0, -1, Y)), "recode"),
+    (lambda X, Y: (X, np.where(Y != -1, 0.5, -1.0)), "other than"),
+    (lambda X, Y: (X, np.where(Y == 1, np.inf, Y)), "NaN or inf"),
     (lambda X, Y: (np.where(np.isnan(X), np.inf, X), Y), "infinite"),
-    (lambda X, Y: (X, np.column_stack([Y, np.zeros(len(Y))])), "task\\(s\\) \\[4\\] have no "
-                                                                   "observed label"),
-    (lambda X, Y: (X, np.column_stack([Y, np.full(len(Y), np.nan)])), "no observed label"),
+    (lambda X, Y: (X, np.column_stack([Y, np.full(len(Y), -1)])), "task 4 of y has no "
+                                                                   "observed entry"),
+    (lambda X, Y: (X, np.column_stack([Y, np.full(len(Y), np.nan)])), "NaN"),
     (lambda X, Y: (np.column_stack([X, np.full(len(X), np.nan)]), Y), "feature column"),
 ])
 def test_bad_input_gives_clear_errors(mutate, match):
     X, Y = mutate(*_base())
     est = MatrixCompletionTransducer(lam=1.0, mu=1e-2)
-    if match is None:      # only +1 labels observed: valid input (one-class tasks)
-        est.fit(X, Y)
-        return
     with pytest.raises(ValueError, match=match):
         est.fit(X, Y)
 
@@ -129,11 +131,11 @@ def test_bad_input_gives_clear_errors(mutate, match):
 def test_item_with_nothing_observed_warns_and_gets_a_prediction():
     X, Y = _base()
     X[0] = np.nan
-    Y[0] = 0
+    Y[0] = -1
     with pytest.warns(UserWarning, match="no observed feature and no observed label"):
         est = MatrixCompletionTransducer(variant="mcb", lam=1.0, mu=1e-2).fit(X, Y)
     np.testing.assert_allclose(est.features_[0], 0.0, atol=1e-8)
-    np.testing.assert_allclose(est.scores_[0], est.bias_, atol=1e-8)
+    np.testing.assert_allclose(est.decision_scores_[0], est.bias_, atol=1e-8)
 
 
 @pytest.mark.parametrize("params,match", [
@@ -147,9 +149,9 @@ def test_bad_parameters(params, match):
 
 
 def test_too_few_labels_for_cv():
-    X, Y = _base()
-    Y[:] = 0
-    Y[:1, :] = 1          # 4 observed labels for 5 folds
+    X, _ = _base()
+    Y = np.full(X.shape[0], -1)
+    Y[:2] = [0, 1]          # 2 observed labels for 5 folds
     with pytest.raises(ValueError, match="cross-validation"):
         MatrixCompletionTransducer(mu="cv").fit(X, Y)
     with warnings.catch_warnings():
@@ -161,3 +163,15 @@ def test_get_params_roundtrip():
     est = MatrixCompletionTransducer(variant="mcb", lam="cv", random_state=1)
     assert est.get_params()["lam"] == "cv"
     assert MatrixCompletionTransducer(**est.get_params()).get_params() == est.get_params()
+
+
+def test_bool_and_01_labels_are_negative_and_positive():
+    """Issue #16 item 3: 0 / False is a negative label, never 'unobserved'."""
+    X, Y = _base()
+    full = (np.nan_to_num(X) @ np.ones(X.shape[1]) > 0)
+    a = MatrixCompletionTransducer(lam=1.0, mu=1e-2).fit(X, full.astype(int))
+    b = MatrixCompletionTransducer(lam=1.0, mu=1e-2).fit(X, full)
+    np.testing.assert_array_equal(a.decision_scores_, b.decision_scores_)
+    np.testing.assert_array_equal(a.classes_, [False, True] if a.classes_.dtype == bool
+                                  else [0, 1])
+    assert np.mean(a.transduction_ == full.astype(int)) > 0.9

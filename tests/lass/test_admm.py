@@ -103,7 +103,7 @@ def test_disconnected_graph_equals_separate_solves(rng, cvx_lass):
     G = np.vstack([G1, G2, [[0.3, -0.2, 0.9, 0.9]]])
     perm = rng.permutation(W.shape[0])
     Wp, Gp = W[perm][:, perm], G[perm]
-    res = solve(laplacian(Wp), Gp, 0.7, tol=1e-12, max_iter=50000)
+    res = solve(laplacian(Wp), Gp, 0.7, tol=1e-12, max_iter=50000, solver="direct")
     assert res.n_components == 3
     assert len(np.unique(res.rho)) == 3   # one rho* per component (isolated item: 1)
     inv = np.argsort(perm)
@@ -156,7 +156,7 @@ def test_check_every_and_paper_stopping_rule(tv1):
 def test_non_convergence_warns_with_residuals(tv1):
     W, G, lam, *_ = tv1
     with pytest.warns(ConvergenceWarning, match=r"max\|Z - Zold\| = .*max\|Z - Y\| = "):
-        res = solve(laplacian(W), G, lam, max_iter=3)
+        res = solve(laplacian(W), G, lam, max_iter=3, solver="direct")
     assert not res.converged and res.n_iter == 3
     np.testing.assert_allclose(res.Z.sum(1), 1)     # still projected to feasibility
 

@@ -16,19 +16,33 @@ are ever formed: O(n^3) once, then O(n^2 m) per ``c``, which makes cross-validat
 
 from __future__ import annotations
 
+import time
+from numbers import Real
+
 import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
-from sklearn.base import BaseEstimator
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils._param_validation import Interval, StrOptions
 
+from .._base import TransductiveMixin, _fingerprint, _fit_context
+from .._progress import log
 from .._validation import check_affinity, check_memory, check_semisup_labels
 from ..graph import laplacian
+from ..graph.frontend import GRAPH_PARAMETER_CONSTRAINTS, GraphMixin
+from ..spore.estimator import _labels, _n_vertices, _transduce, _warn_unreached
 from ..spore.svm_dual import svm_dual
 
 __all__ = ["KERNELS", "LaplacianSpectrum", "graph_kernel", "GraphKernelSVM",
            "union_graph", "intersection_graph", "majority_graph"]
 
 KERNELS = ("unlap", "nlap", "kscaling")
+
+
+def _check_spectrum_memory(n):
+    check_memory(3 * 8.0 * n * n, f"the {n}x{n} Laplacian eigenbasis",
+                 "The graph kernels are dense n x n; subsample the graph or split it into "
+                 "connected components.")
 
 
 class LaplacianSpectrum:
@@ -47,7 +61,7 @@ class LaplacianSpectrum:
             raise ValueError(f"kind must be one of {KERNELS}, got {kind!r}.")
         W = check_affinity(A, "A")
         n = W.shape[0]
-        check_memory(3 * 8.0 * n * n, f"the {n}x{n} Laplacian eigenbasis")
+        _check_spectrum_memory(n)
         Lk = "normalized" if kind == "nlap" else "unnormalized"
         L = laplacian(W, kind=Lk).toarray()
         if kind == "nlap":
@@ -89,52 +103,141 @@ def _svm_on_columns(Kc, cols, signed, C):
     return Kc @ (res.alpha * signed[cols]), res
 
 
-class GraphKernelSVM(BaseEstimator):
+class GraphKernelSVM(TransductiveMixin, GraphMixin, ClassifierMixin, BaseEstimator):
     """Bias-free SVM (SPORE eq. 3) with a fixed graph kernel: Un-Lap, N-Lap or K-Scaling.
+
+    Transductive: ``fit(X, y)`` labels every vertex with ``yhat = K_{:,S} (alpha * y_S)``;
+    ``predict`` and ``decision_function`` answer only for the fitted ``X``.
 
     Parameters
     ----------
     kernel : {"unlap", "nlap", "kscaling"}, default="nlap"
+        The graph kernel (module docstring).
     c : float, default=0.1
         The ``c`` in ``(c I + L)^{-1}`` (c1, c2 of the paper).
     C : float, default=1.0
         SVM box bound.
-    affinity : "precomputed"
-        ``fit`` takes the adjacency.
+    verbose : bool, default=False
+        Report the graph, the eigendecomposition and the SVM on stderr.
+    affinity, n_neighbors, weights, graph_sigma, threshold, metric, knn_method, n_jobs, \
+random_state :
+        The graph parameters, shared by every graph-based estimator
+        (:mod:`semisup.graph.frontend`): ``affinity="knn"`` (default) builds the symmetric
+        ``n_neighbors``-NN graph of ``X`` with heat weights; ``"precomputed"`` takes ``X``
+        as the ``n x n`` adjacency (the SPORE paper's protocol). The Laplacian uses the
+        weights as given.
 
     Attributes
     ----------
-    classes_, transduction_, decision_scores_ : as in :class:`semisup.spore.SPORE`.
+    classes_ : ndarray of shape (2,)
+    transduction_ : ndarray of shape (n,)
+        Labels of all vertices (labelled ones keep theirs; score-0 ties go to the larger
+        labelled class, as for :class:`semisup.spore.SPORE`).
+    decision_scores_ : ndarray of shape (n,)
+        Soft predictions; positive means ``classes_[1]``.
+    affinity_matrix_ : scipy.sparse.csr_matrix of shape (n, n)
+    graph_sigma_ : float or None
+    n_unreached_ : int
+        Unlabelled vertices in components without a label (score 0, with a warning).
+
+    Notes
+    -----
+    One dense eigendecomposition of the Laplacian: O(n^3) time, O(n^2) memory, refused
+    before the graph is built when it cannot fit.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from semisup.baselines.graph_kernels import GraphKernelSVM
+    >>> rng = np.random.default_rng(0)
+    >>> X = np.r_[rng.normal(0, 0.3, (20, 2)), rng.normal(3, 0.3, (20, 2))]
+    >>> y = np.repeat([0, 1], 20)
+    >>> y_obs = np.full(40, -1)                        # -1: unlabeled
+    >>> y_obs[[0, 20]] = [0, 1]
+    >>> model = GraphKernelSVM(kernel="nlap", n_neighbors=5).fit(X, y_obs)
+    >>> float(np.mean(model.transduction_ == y))
+    1.0
     """
 
-    def __init__(self, kernel="nlap", c=0.1, C=1.0, affinity="precomputed"):
+    _parameter_constraints = {
+        **GRAPH_PARAMETER_CONSTRAINTS,
+        "kernel": [StrOptions(set(KERNELS))],
+        "c": [Interval(Real, 0, None, closed="neither")],
+        "C": [Interval(Real, 0, None, closed="neither")],
+        "verbose": ["verbose"],
+    }
+
+    def __init__(self, *, kernel="nlap", c=0.1, C=1.0, verbose=False, affinity="knn",
+                 n_neighbors=10, weights="heat", graph_sigma=None, threshold=None,
+                 metric="euclidean", knn_method="auto", n_jobs=None, random_state=None):
         self.kernel = kernel
         self.c = c
         self.C = C
+        self.verbose = verbose
         self.affinity = affinity
+        self.n_neighbors = n_neighbors
+        self.weights = weights
+        self.graph_sigma = graph_sigma
+        self.threshold = threshold
+        self.metric = metric
+        self.knn_method = knn_method
+        self.n_jobs = n_jobs
+        self.random_state = random_state
 
-    def fit(self, A, y):
-        """Fit on adjacency ``A`` (n, n) and labels ``y`` (-1 = unlabelled), two classes."""
-        if self.affinity != "precomputed":
-            raise ValueError("GraphKernelSVM takes a precomputed adjacency "
-                             "(affinity='precomputed').")
-        if not (np.isfinite(self.C) and self.C > 0):
-            raise ValueError(f"C must be positive, got {self.C!r}.")
-        spec = LaplacianSpectrum(A, self.kernel)
-        n = spec.U.shape[0]
-        y, classes, labeled = check_semisup_labels(y, n)
-        if classes.size != 2:
-            raise ValueError(f"binary labels needed; got classes {classes.tolist()}.")
-        signed = np.where(y == classes[1], 1.0, -1.0)
-        cols = np.flatnonzero(labeled)
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        tags.input_tags.pairwise = self.affinity == "precomputed"
+        tags.classifier_tags.multi_class = False
+        return tags
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y):
+        """Fit on points (or the adjacency, ``affinity="precomputed"``) and labels.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n, d), or (n, n)
+        y : array-like of shape (n,)
+            Two classes; -1 marks unlabelled vertices.
+
+        Returns
+        -------
+        self
+        """
+        check_semisup_labels(y, estimator="GraphKernelSVM")    # cheap: before the graph
+        n = _n_vertices(X)
+        if n is not None:
+            _check_spectrum_memory(n)
+        t0 = time.perf_counter()
+        W, _ = self._fit_graph(X)
+        self._graph_state = None                 # transductive: no query index, no copy of X
+        n = W.shape[0]
+        log(f"[GraphKernelSVM] graph: {n} vertices, {W.nnz // 2} edges; eigendecomposition "
+            f"of the {n}x{n} Laplacian", self.verbose)
+        spec = LaplacianSpectrum(W, self.kernel)
+        log(f"[GraphKernelSVM] spectrum done ({time.perf_counter() - t0:.2f} s)", self.verbose)
+        classes, cols, signed = _labels(y, n, "GraphKernelSVM")
+        self.n_unreached_ = _warn_unreached(W, cols, "GraphKernelSVM")
         Kc, _ = spec.columns(self.c, cols)
         scores, _ = _svm_on_columns(Kc, cols, signed, self.C)
         self.classes_ = classes
         self.decision_scores_ = scores
-        pred = np.where(scores > 0, 1.0, -1.0)
-        pred[cols] = signed[cols]
-        self.transduction_ = np.where(pred > 0, classes[1], classes[0])
+        self.transduction_ = _transduce(scores, classes, cols, signed)
+        self._fit_X_fingerprint = _fingerprint(X)
+        log(f"[GraphKernelSVM] SVM on {cols.size} labelled vertices done "
+            f"({time.perf_counter() - t0:.2f} s)", self.verbose)
         return self
+
+    def decision_function(self, X=None):
+        """Soft predictions ``decision_scores_`` of the fitted vertices.
+
+        ``X`` must be the ``X`` passed to ``fit`` (transductive). Positive means
+        ``classes_[1]``; the sign gives ``transduction_`` except on labelled vertices (which
+        keep their labels) and on exact ties (score 0: the larger labelled class).
+        """
+        self._check_same_points(X)
+        return self.decision_scores_.copy()
 
 
 def _stack(As):

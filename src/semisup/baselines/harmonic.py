@@ -14,19 +14,23 @@ Thm 5.1), so they are label distributions without any projection.
 
 from __future__ import annotations
 
+import time
 import warnings
 
 import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import reverse_cuthill_mckee
-from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.neighbors import NearestNeighbors
-from sklearn.utils.multiclass import type_of_target
-from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
+from numbers import Integral, Real
 
-from .._validation import check_affinity, check_semisup_labels, warn_convergence
-from ..graph import connected_components, edge_weights, graph_from_neighbors, heat_sigma
-from ..graph import knn_search
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted
+
+from .._base import SemiSupervisedMixin, _fit_context
+from .._progress import log
+from .._validation import check_semisup_labels, warn_convergence
+from ..graph import connected_components
+from ..graph.frontend import GRAPH_PARAMETER_CONSTRAINTS, GraphMixin
 from ..linalg.spd import SPDSolver, block_pcg
 
 __all__ = ["HarmonicFunction", "harmonic_solve", "HarmonicResult"]
@@ -94,6 +98,10 @@ def harmonic_solve(W, labeled, Y_l, *, solver: str = "auto", tol: float = 1e-8,
     """
     n = W.shape[0]
     K = Y_l.shape[1]
+    if W.nnz and not 1e-150 < W.data.max() < 1e150:
+        # the solution does not change when W is scaled; degrees of weights near the
+        # float64 limits would overflow (or lose their digits) otherwise
+        W = W * (1.0 / W.data.max())
     if Y_l.size and (Y_l.min() < 0 or not np.allclose(Y_l.sum(axis=1), 1.0)):
         raise ValueError("Y_l rows must be label distributions (non-negative, summing to 1).")
     F = np.empty((n, K))
@@ -129,17 +137,45 @@ def harmonic_solve(W, labeled, Y_l, *, solver: str = "auto", tol: float = 1e-8,
     S = sp.diags(scale)
     A = (sp.identity(u.size, format="csr") - S @ W_u[:, u] @ S).tocsr()
     B *= scale[:, None]
-    spd = SPDSolver(A, method=solver, rtol=tol, maxiter=max_iter)
-    if spd.method_ == "cg":
-        Z, info = block_pcg(A, B, rtol=tol, maxiter=max_iter)
-        n_iter, converged = info.n_iter, info.converged
-    else:
-        Z = spd.solve(B)
-        n_iter, converged = 0, True
+    try:
+        Z, n_iter, converged, method = _solve_scaled(A, B, solver, tol, max_iter)
+    except np.linalg.LinAlgError:
+        # Numerically singular: some unlabeled nodes reach the labels only through weights
+        # that vanish next to their degree (e.g. a heat width far below the point spacing),
+        # so 1 - lambda_max(S W_uu S) rounds to 0. Solve the leaky problem
+        # (L_uu + delta D_uu) F = W_ul Y_l + delta D_uu / K instead: an M-matrix system whose
+        # rows still sum to one and stay non-negative, and that differs from the harmonic
+        # solution by O(delta) wherever the labels are reachable in floating point.
+        delta = _LEAK
+        A = (A + delta * sp.identity(u.size, format="csr")).tocsr()
+        B = B + (delta / K) / scale[:, None]     # S (delta D_uu / K) = delta D^{1/2} / K
+        Z, n_iter, converged, method = _solve_scaled(A, B, solver, tol, max_iter)
+        warnings.warn("the graph is numerically disconnected: some unlabeled points reach "
+                      "the labeled ones only through edge weights that vanish next to their "
+                      f"degree, so the harmonic problem is singular in floating point; it was "
+                      f"solved with a leak of {delta:g} toward the uniform distribution. "
+                      "Increase graph_sigma (heat weights) or n_neighbors.", UserWarning,
+                      stacklevel=4)
     F_u = Z * scale[:, None]
     F[u, :-1] = F_u
     F[u, -1] = 1.0 - F_u.sum(axis=1)
-    return HarmonicResult(F, unreached, n_iter, converged, spd.method_)
+    # rounding (ill-conditioned graphs) can leave rows a few ulps off the simplex, where the
+    # maximum principle puts the exact solution: clip and renormalise
+    Fu = np.clip(F[u], 0.0, 1.0)
+    F[u] = Fu / Fu.sum(axis=1, keepdims=True)
+    return HarmonicResult(F, unreached, n_iter, converged, method)
+
+
+#: relative leak of the fallback for numerically singular harmonic problems
+_LEAK = 1e-10
+
+
+def _solve_scaled(A, B, solver, tol, max_iter):
+    spd = SPDSolver(A, method=solver, rtol=tol, maxiter=max_iter)
+    if spd.method_ == "cg":
+        Z, info = block_pcg(A, B, rtol=tol, maxiter=max_iter)
+        return Z, info.n_iter, info.converged, "cg"
+    return spd.solve(B), 0, True, spd.method_
 
 
 def class_mass_normalize(F, unlabeled, prior) -> np.ndarray:
@@ -160,7 +196,7 @@ def class_mass_normalize(F, unlabeled, prior) -> np.ndarray:
     return F
 
 
-class HarmonicFunction(ClassifierMixin, BaseEstimator):
+class HarmonicFunction(SemiSupervisedMixin, GraphMixin, ClassifierMixin, BaseEstimator):
     """Harmonic-function label propagation on a sparse graph (Laplace learning).
 
     Minimises the graph energy ``tr(F^T L F)`` with the labeled rows of ``F`` clamped to
@@ -172,15 +208,13 @@ class HarmonicFunction(ClassifierMixin, BaseEstimator):
 
     Parameters
     ----------
-    n_neighbors : int, default=10
-        Neighbours of the kNN graph (``affinity="knn"``) and of the out-of-sample mapping.
-    weights : {"binary", "heat", "distance"}, default="binary"
-        Edge weights of the kNN graph (see :func:`semisup.graph.knn_graph`).
-    sigma : float, optional
-        Heat-kernel width; ``None`` uses the mean directed kNN distance.
-    affinity : {"knn", "precomputed"}, default="knn"
-        ``"precomputed"``: ``X`` in ``fit`` is the symmetric non-negative ``N x N`` affinity
-        ``W`` and ``X`` in ``predict`` the ``N_new x N`` affinity to the training points.
+    affinity, n_neighbors, weights, graph_sigma, threshold, metric, knn_method, n_jobs, \
+random_state :
+        The graph parameters, shared by every graph-based estimator
+        (:mod:`semisup.graph.frontend`): ``affinity="knn"`` (default) builds the symmetric
+        ``n_neighbors``-NN graph of ``X`` with heat weights of width ``graph_sigma`` (None:
+        the mean kNN distance); ``"precomputed"`` takes ``X`` as the ``N x N`` affinity in
+        ``fit`` and the ``N_new x N`` affinities to the training points in ``predict``.
     class_mass_normalization : bool, default=False
         Rescale the class columns so that their masses match the labeled class proportions
         (Zhu et al. 2003, §4).
@@ -192,11 +226,8 @@ class HarmonicFunction(ClassifierMixin, BaseEstimator):
         Relative residual tolerance of CG (on the Jacobi-scaled system, per class).
     max_iter : int, optional
         CG iteration cap (default ten times the number of unknowns).
-    n_jobs : int, optional
-        Parallel jobs of the neighbour searches.
-    random_state : int, optional
-        Seed of the approximate neighbour search (used for large ``n`` when pynndescent is
-        installed, see :func:`semisup.graph.knn_graph`).
+    verbose : bool, default=False
+        Report the graph and the solve on stderr.
 
     Attributes
     ----------
@@ -207,7 +238,7 @@ class HarmonicFunction(ClassifierMixin, BaseEstimator):
         ``classes_[argmax]`` of ``label_distributions_``.
     affinity_matrix_ : scipy.sparse.csr_matrix
         The graph used.
-    sigma_ : float or None
+    graph_sigma_ : float or None
         Heat-kernel width used (``weights="heat"``).
     n_iter_ : int
         CG iterations (0 for direct solves).
@@ -222,21 +253,47 @@ class HarmonicFunction(ClassifierMixin, BaseEstimator):
     right-hand sides: O(nnz(W) K) per CG iteration. Memory O(nnz(W) + n K). On the exact
     10-NN graph of MNIST (70 000 points, 10 labels per class) the solve takes about 130 CG
     iterations at ``tol=1e-8`` (``docs/benchmarks/foundation.md``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.datasets import make_moons
+    >>> from semisup import HarmonicFunction
+    >>> X, y = make_moons(200, noise=0.05, random_state=0)
+    >>> y_train = np.full_like(y, -1)                  # -1: unlabeled
+    >>> y_train[:5] = y[:5]
+    >>> hf = HarmonicFunction(n_neighbors=10).fit(X, y_train)
+    >>> float((hf.transduction_ == y).mean()) > 0.95
+    True
     """
 
-    def __init__(self, n_neighbors=10, weights="binary", sigma=None, affinity="knn",
-                 class_mass_normalization=False, solver="auto", tol=1e-8, max_iter=None,
-                 n_jobs=None, random_state=None):
+    _parameter_constraints = {
+        **GRAPH_PARAMETER_CONSTRAINTS,
+        "class_mass_normalization": ["boolean"],
+        "solver": [StrOptions({"auto", "direct", "cg"})],
+        "tol": [Interval(Real, 0, None, closed="neither")],
+        "max_iter": [Interval(Integral, 1, None, closed="left"), None],
+        "verbose": ["verbose"],
+    }
+
+    def __init__(self, *, affinity="knn", n_neighbors=10, weights="heat", graph_sigma=None,
+                 threshold=None, metric="euclidean", knn_method="auto", n_jobs=None,
+                 random_state=None, class_mass_normalization=False, solver="auto", tol=1e-8,
+                 max_iter=None, verbose=False):
+        self.affinity = affinity
         self.n_neighbors = n_neighbors
         self.weights = weights
-        self.sigma = sigma
-        self.affinity = affinity
+        self.graph_sigma = graph_sigma
+        self.threshold = threshold
+        self.metric = metric
+        self.knn_method = knn_method
+        self.n_jobs = n_jobs
+        self.random_state = random_state
         self.class_mass_normalization = class_mass_normalization
         self.solver = solver
         self.tol = tol
         self.max_iter = max_iter
-        self.n_jobs = n_jobs
-        self.random_state = random_state
+        self.verbose = verbose
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -244,29 +301,7 @@ class HarmonicFunction(ClassifierMixin, BaseEstimator):
         tags.input_tags.pairwise = self.affinity == "precomputed"
         return tags
 
-    def _check_params(self):
-        if self.affinity not in ("knn", "precomputed"):
-            raise ValueError(f"affinity must be 'knn' or 'precomputed', got {self.affinity!r}.")
-        if self.weights not in ("binary", "heat", "distance"):
-            raise ValueError("weights must be 'binary', 'heat' or 'distance', "
-                             f"got {self.weights!r}.")
-        if self.solver not in ("auto", "direct", "cg"):
-            raise ValueError(f"solver must be 'auto', 'direct' or 'cg', got {self.solver!r}.")
-        if not (isinstance(self.n_neighbors, (int, np.integer)) and self.n_neighbors >= 1):
-            raise ValueError(f"n_neighbors must be a positive integer, got {self.n_neighbors!r}.")
-        if self.sigma is not None and not self.sigma > 0:
-            raise ValueError(f"sigma must be positive, got {self.sigma!r}.")
-        if not self.tol > 0:
-            raise ValueError(f"tol must be positive, got {self.tol!r}.")
-
-    def _n_neighbors(self, n):
-        """``n_neighbors``, reduced (with a warning) when there are too few points."""
-        if self.n_neighbors < n:
-            return self.n_neighbors
-        warnings.warn(f"n_neighbors={self.n_neighbors} is not smaller than the number of "
-                      f"points ({n}); using {n - 1}.", UserWarning, stacklevel=3)
-        return n - 1
-
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
         """Fit the harmonic function.
 
@@ -281,32 +316,13 @@ class HarmonicFunction(ClassifierMixin, BaseEstimator):
         -------
         self
         """
-        self._check_params()
-        if y is None:
-            raise ValueError("HarmonicFunction requires y to be passed, but the target y is "
-                             "None; mark unlabeled points with -1.")
-        y = column_or_1d(y, warn=True)
-        if self.affinity == "precomputed":
-            W = check_affinity(X)
-            self.n_features_in_ = W.shape[1]
-            self._nn_index = None
-            self.sigma_ = None
-        else:
-            X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32],
-                              ensure_min_samples=2)
-            k = self._n_neighbors(X.shape[0])
-            dist, ind = knn_search(X, k, method="auto", n_jobs=self.n_jobs,
-                                   random_state=self.random_state)
-            self.sigma_ = ((self.sigma if self.sigma is not None else heat_sigma(dist))
-                           if self.weights == "heat" else None)
-            W = graph_from_neighbors(dist, ind, weights=self.weights, sigma=self.sigma_)
-            self._nn_index = NearestNeighbors(n_neighbors=k, algorithm="brute",
-                                        n_jobs=self.n_jobs).fit(X)
+        y = check_semisup_labels(y, estimator="HarmonicFunction")[0]  # before the graph
+        t0 = time.perf_counter()
+        W, _ = self._fit_graph(X)
         n = W.shape[0]
-        y, classes, labeled = check_semisup_labels(y, n)
-        if type_of_target(y[labeled]) == "continuous":
-            raise ValueError("Unknown label type: continuous. HarmonicFunction is a classifier; "
-                             "y must hold class labels (-1 for unlabeled).")
+        y, classes, labeled = check_semisup_labels(y, n, estimator="HarmonicFunction")
+        log(f"[HarmonicFunction] graph: {n} points, {W.nnz // 2} edges "
+            f"({time.perf_counter() - t0:.2f} s)", self.verbose)
         self.classes_ = classes
         K = classes.size
         Y_l = np.zeros((int(labeled.sum()), K))
@@ -314,6 +330,8 @@ class HarmonicFunction(ClassifierMixin, BaseEstimator):
 
         res = harmonic_solve(W, labeled, Y_l, solver=self.solver, tol=self.tol,
                              max_iter=self.max_iter)
+        log(f"[HarmonicFunction] {res.method} solve: {res.n_iter} iterations, "
+            f"converged={res.converged} ({time.perf_counter() - t0:.2f} s)", self.verbose)
         if not res.converged:
             warn_convergence(f"HarmonicFunction: CG stopped after {res.n_iter} iterations "
                              "before reaching tol; increase max_iter or use solver='direct'.")
@@ -321,7 +339,7 @@ class HarmonicFunction(ClassifierMixin, BaseEstimator):
             warnings.warn(f"{res.unreached.size} unlabeled point(s) lie in graph components "
                           "without any labeled point (isolated points included); they get "
                           "the uniform label distribution. Increase n_neighbors or label "
-                          "a point in each component.", UserWarning, stacklevel=2)
+                          "a point in each component.", UserWarning, stacklevel=3)
         F = res.F
         if self.class_mass_normalization:
             prior = Y_l.mean(axis=0)
@@ -330,8 +348,7 @@ class HarmonicFunction(ClassifierMixin, BaseEstimator):
             F = class_mass_normalize(F, solved, prior)
         self.label_distributions_ = F
         self.transduction_ = classes[np.argmax(F, axis=1)]
-        self.affinity_matrix_ = W
-        self.n_iter_ = res.n_iter
+        self.n_iter_ = int(res.n_iter)
         self.solver_ = res.method
         self.n_unreached_ = int(res.unreached.size)
         return self
@@ -339,55 +356,40 @@ class HarmonicFunction(ClassifierMixin, BaseEstimator):
     def predict_proba(self, X):
         """Label distributions of new points by the out-of-sample mapping.
 
-        ``z(x) = sum_j w_j F_j / sum_j w_j`` over the ``n_neighbors`` nearest training points
-        with the graph's edge weights (spec ``lass.md`` §7); a point whose weights sum to zero
-        falls back to the plain neighbour average. With ``affinity="precomputed"``, ``X`` is
-        the ``N_new x N_train`` affinity and all its non-zero entries are the weights; rows
-        without any weight get the uniform distribution (with a warning).
+        ``z(x) = sum_j w_j F_j / sum_j w_j`` over the training points with the graph's
+        affinities to ``x`` (its ``n_neighbors`` nearest training points for
+        ``affinity="knn"``; spec ``lass.md`` §7). With ``affinity="precomputed"``, ``X`` is
+        the ``N_new x N_train`` affinity. A point whose affinities sum to zero falls back to
+        the plain average of its kNN neighbours, or (no neighbour at all) the uniform
+        distribution, with a warning.
 
         Returns
         -------
         P : ndarray of shape (n_new, K)
         """
         check_is_fitted(self, "label_distributions_")
+        Wq = self._query_affinity(X)
         F = self.label_distributions_
-        if self.affinity == "precomputed":
-            return self._predict_precomputed(X)
-        X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32],
-                          reset=False)
-        dist, ind = self._nn_index.kneighbors(X)
-        w = edge_weights(np.maximum(dist, 0.0), self.weights, self.sigma_)
-        s = w.sum(axis=1, keepdims=True)
-        w = np.where(s > 0, w, 1.0)
-        w /= w.sum(axis=1, keepdims=True)
-        return np.einsum("nk,nkc->nc", w, F[ind])
-
-    def _predict_precomputed(self, W_new):
-        n_train = self.label_distributions_.shape[0]
-        if sp.issparse(W_new):
-            W_new = sp.csr_matrix(W_new, dtype=np.float64)
-        else:
-            W_new = np.asarray(W_new, dtype=np.float64)
-            if W_new.ndim != 2:
-                raise ValueError(f"X must be a 2-D affinity to the training points, got shape "
-                                 f"{W_new.shape}.")
-        if W_new.shape[1] != n_train:
-            raise ValueError(f"X has {W_new.shape[1]} columns but the model was trained on "
-                             f"{n_train} points; pass the N_new x N_train affinity.")
-        data = W_new.data if sp.issparse(W_new) else W_new
-        if not np.isfinite(data).all():
-            raise ValueError("X contains NaN or infinite value(s).")
-        if data.size and data.min() < 0:
-            raise ValueError("X has negative affinities; affinities must be non-negative.")
-        num = np.asarray(W_new @ self.label_distributions_)
-        s = np.asarray(W_new.sum(axis=1)).reshape(-1, 1)
-        K = self.classes_.size
-        empty = s[:, 0] <= 0
+        s = np.asarray(Wq.sum(axis=1)).ravel()
+        num = np.asarray(Wq @ F)
+        empty = s <= 0
+        if empty.any() and self.affinity == "knn":
+            # heat weights can underflow to 0 far from the data: plain neighbour average
+            pattern = Wq[empty].copy()
+            pattern.data[:] = 1.0
+            num[empty] = np.asarray(pattern @ F)
+            s[empty] = np.asarray(pattern.sum(axis=1)).ravel()
+            empty = s <= 0
         if empty.any():
             warnings.warn(f"{int(empty.sum())} new point(s) have no affinity to any training "
                           "point; they get the uniform label distribution.", UserWarning,
-                          stacklevel=3)
-        return np.where(s > 0, num / np.where(s > 0, s, 1.0), 1.0 / K)
+                          stacklevel=2)
+        K = self.classes_.size
+        P = np.where(s[:, None] > 0, num / np.where(s > 0, s, 1.0)[:, None], 1.0 / K)
+        # rounding can leave a row a few ulps off the simplex: clip and renormalise
+        np.clip(P, 0.0, 1.0, out=P)
+        P /= P.sum(axis=1, keepdims=True)
+        return P
 
     def predict(self, X):
         """Most probable class of new points (see :meth:`predict_proba`)."""

@@ -8,7 +8,7 @@ matrices, or alternating minimisation.
 
 from .alternating import alternating_minimization
 from .estimator import ClusteredClassifier, ClusteredRegressor
-from .frank_wolfe import cg_feature_clustering, cg_sample_clustering
+from .frank_wolfe import fw_feature_clustering, fw_sample_clustering
 from .multitask import multitask_penalty, pg_clustered_multitask
 from .projected_gradient import projected_gradient
 from .projections import project_clustered, project_kmeans, project_sparse_clustered
@@ -20,8 +20,8 @@ __all__ = [
     "project_sparse_clustered",
     "project_kmeans",
     "projected_gradient",
-    "cg_feature_clustering",
-    "cg_sample_clustering",
+    "fw_feature_clustering",
+    "fw_sample_clustering",
     "alternating_minimization",
     "multitask_penalty",
     "pg_clustered_multitask",

@@ -9,10 +9,12 @@ the ridge term of the reassignment, so the loop is a refinement, not a global me
 
 from __future__ import annotations
 
+from numbers import Integral, Real
 from typing import NamedTuple
 
 import numpy as np
 from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, validate_params
 
 from .._validation import warn_convergence
 from .frank_wolfe import ridge_per_group
@@ -37,6 +39,12 @@ def expert_errors(X, Y, V):
     return np.sum((F - Y[:, None, :]) ** 2, axis=2)
 
 
+@validate_params({"X": ["array-like"], "Y": ["array-like"],
+                  "n_clusters": [Interval(Integral, 1, None, closed="left")],
+                  "lam": [Interval(Real, 0, None, closed="left")],
+                  "labels0": ["array-like", None], "V0": ["array-like", None],
+                  "max_iter": [Interval(Integral, 1, None, closed="left")],
+                  "random_state": ["random_state"]}, prefer_skip_nested_validation=True)
 def alternating_minimization(X, Y, n_clusters, lam, *, labels0=None, V0=None, max_iter=100,
                              random_state=None) -> AMResult:
     """Alternate ridge fits per group and best-expert reassignment.

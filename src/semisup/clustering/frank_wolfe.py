@@ -29,22 +29,29 @@ smallest psi; it is never worse, in objective, than the last oracle or the start
 
 from __future__ import annotations
 
+import contextlib
+from numbers import Integral, Real
 from typing import NamedTuple
 
 import numpy as np
 import scipy.linalg as sla
+import scipy.sparse as sp
+from sklearn.utils._param_validation import Interval, StrOptions, validate_params
 
 from .._progress import log
-from .._validation import warn_convergence
+from .._validation import check_memory, warn_convergence
 from ..linalg.kmeans1d import kmeans1d
 from .problems import CenteredDesign
 from .projections import group_sums, indicator, project_kmeans
 
-__all__ = ["CGResult", "indicator", "psi_features", "psi_samples", "cluster_values",
-           "ridge_per_group", "cg_feature_clustering", "cg_sample_clustering"]
+__all__ = ["FWResult", "indicator", "psi_features", "psi_samples", "cluster_values",
+           "ridge_per_group", "fw_feature_clustering", "fw_sample_clustering",
+           "fw_features_nbytes", "fw_samples_nbytes"]
+
+_DENSE_MAX_N = 1500  # feature FW keeps the n x n matrix Xc M Xc^T up to this n
 
 
-class CGResult(NamedTuple):
+class FWResult(NamedTuple):
     """FW output: rounded partition ``labels`` and values ``V`` (Q, K) or experts (Q, d, K);
     the relaxed M as ``atoms`` (list of label vectors) with ``weights``; per-iteration
     ``psi`` and ``gaps``."""
@@ -97,7 +104,8 @@ def psi_features(X, y, labels, lam, center=False):
 def ridge_per_group(X, Y, labels, lam, n_groups, previous=None):
     """Experts v_q = (n lam s_q I + X_q^T X_q)^{-1} X_q^T Y_q (spec §5.2), shape (Q, d, K).
 
-    An empty group keeps ``previous[q]`` (zeros when not given).
+    An empty group keeps ``previous[q]`` (zeros when not given). With ``lam = 0`` each
+    expert is the minimum-norm least-squares fit (a group smaller than d is not an error).
     """
     n, d = X.shape
     Y = _as_2d(Y)
@@ -108,7 +116,10 @@ def ridge_per_group(X, Y, labels, lam, n_groups, previous=None):
         if s == 0:
             continue
         Xq = X[idx]
-        V[q] = np.linalg.solve(Xq.T @ Xq + n * lam * s * np.eye(d), Xq.T @ Y[idx])
+        if lam > 0:
+            V[q] = np.linalg.solve(Xq.T @ Xq + n * lam * s * np.eye(d), Xq.T @ Y[idx])
+        else:  # no ridge: X_q^T X_q is singular whenever s < d
+            V[q] = np.linalg.lstsq(Xq, Y[idx], rcond=None)[0]
     return V
 
 
@@ -147,9 +158,18 @@ def _best_atom(candidates, psi_of):
     return best
 
 
-def _check_rounding(rounding):
-    if rounding not in ("best", "last"):
-        raise ValueError(f"rounding must be 'best' or 'last', got {rounding!r}.")
+@contextlib.contextmanager
+def _singular_relaxation(lam):
+    """Turn the Cholesky failure of I + H/(lam n) into an error about lam: once H/(lam n)
+    exceeds ~1/eps the identity is lost to rounding and the matrix is numerically singular."""
+    try:
+        yield
+    except (np.linalg.LinAlgError, ValueError) as exc:
+        raise ValueError(f"the Frank-Wolfe relaxation is numerically singular at lam={lam:.3g} "
+                         "(alpha in ClusteredRegressor / ClusteredClassifier): the "
+                         "relaxation divides by lam, which is too small relative to "
+                         "||X||^2 / n; use a larger lam, or projected gradient "
+                         f"(solver='pg') instead. ({exc})") from None
 
 
 def _trace_N(U, labels):
@@ -196,7 +216,8 @@ class _FeatureMixture:
         ln = self.ln
         if self.dense:
             H = self.H if H is None else H
-            z = ln * sla.cho_solve(sla.cho_factor(ln * np.eye(self.A.n) + H), Y)
+            with _singular_relaxation(ln / self.A.n):
+                z = ln * sla.cho_solve(sla.cho_factor(ln * np.eye(self.A.n) + H), Y)
             return z, float(np.sum(z * (H @ z)))
         weights = self.weights if weights is None else weights
         if not self.blocks:
@@ -205,7 +226,8 @@ class _FeatureMixture:
                                 for b, w in zip(self.blocks, weights)])
         Amat = np.hstack(self.blocks) * scale
         G = scale[:, None] * self.gram * scale[None, :]
-        c = sla.solve(ln * np.eye(G.shape[0]) + G, Amat.T @ Y, assume_a="pos")
+        with _singular_relaxation(ln / self.A.n):
+            c = sla.solve(ln * np.eye(G.shape[0]) + G, Amat.T @ Y, assume_a="pos")
         z = Y - Amat @ c
         return z, float(np.sum((Amat.T @ z) ** 2))
 
@@ -225,9 +247,25 @@ class _FeatureMixture:
         return out
 
 
-def cg_feature_clustering(X, Y, n_clusters, lam, *, labels0=None, max_iter=1000, tol=1e-8,
+_FW_CONSTRAINTS = {
+    "Y": ["array-like"],
+    "n_clusters": [Interval(Integral, 1, None, closed="left")],
+    "lam": [Interval(Real, 0, None, closed="neither")],  # the relaxation divides by lam
+    "labels0": ["array-like", None],
+    "max_iter": [Interval(Integral, 1, None, closed="left")],
+    "tol": [Interval(Real, None, None, closed="neither")],
+    "line_search": ["boolean"],
+    "rounding": [StrOptions({"best", "last"})],
+    "random_state": ["random_state"],
+    "verbose": ["verbose"],
+}
+
+
+@validate_params({**_FW_CONSTRAINTS, "X": ["array-like", "sparse matrix"],
+                  "center": ["boolean"]}, prefer_skip_nested_validation=True)
+def fw_feature_clustering(X, Y, n_clusters, lam, *, labels0=None, max_iter=1000, tol=1e-8,
                           center=True, line_search=False, rounding="best", random_state=None,
-                          verbose=False) -> CGResult:
+                          verbose=False) -> FWResult:
     """Frank–Wolfe on equivalence matrices for feature clustering (Algorithm 2, spec §5.1).
 
     Parameters
@@ -259,7 +297,7 @@ def cg_feature_clustering(X, Y, n_clusters, lam, *, labels0=None, max_iter=1000,
 
     Returns
     -------
-    CGResult
+    FWResult
         ``V`` of shape (Q, K): the optimal values for the rounded partition.
 
     Notes
@@ -267,14 +305,19 @@ def cg_feature_clustering(X, Y, n_clusters, lam, *, labels0=None, max_iter=1000,
     Per iteration O(n^2 Q + n^3/3) (n <= 1500, n x n form) or O(n r^2 + r^3) (Woodbury,
     r = number of columns of the atoms) plus O(nnz(X) K) and the oracle O(Q d log d).
     ``rounding="best"`` adds O(nnz(X) Q + n Q^2) per distinct atom at the end.
+    Memory: :func:`fw_features_nbytes` (refused with a ``MemoryError`` before any work when
+    it does not fit).
     """
-    _check_rounding(rounding)
-    if lam <= 0:
-        raise ValueError(f"lam must be positive for the Frank-Wolfe relaxation, got {lam}.")
+    if not sp.issparse(X):
+        X = np.asarray(X, dtype=np.float64)
+    n = X.shape[0]
+    check_memory(fw_features_nbytes(n, n_clusters, max_iter),
+                 f"Frank-Wolfe on feature clusters (n = {n}, up to {max_iter} atoms of "
+                 f"{n_clusters} columns)", "Lower max_iter (fw_max_iter in the estimators) "
+                 "or use projected gradient (solver='pg').")
     A = CenteredDesign(X, center)
     Y = _as_2d(Y)
-    n = A.n
-    mix = _FeatureMixture(A, lam * n, dense=n <= 1500)
+    mix = _FeatureMixture(A, lam * n, dense=n <= _DENSE_MAX_N)
     if labels0 is not None:
         k0 = mix.add(_relabel(np.asarray(labels0)))
         mix.step(k0, 1.0, Y)
@@ -290,7 +333,7 @@ def cg_feature_clustering(X, Y, n_clusters, lam, *, labels0=None, max_iter=1000,
         gap = (_trace_N(U, labels) - uMu) / (2 * lam * n * n)
         gaps.append(gap)
         if verbose and t % 50 == 0:
-            log(f"[cg] iter {t} psi {psis[-1]:.8g} gap {gap:.3g}")
+            log(f"[fw] iter {t} psi {psis[-1]:.8g} gap {gap:.3g}")
         if gap < tol:
             converged = True
             break
@@ -309,7 +352,8 @@ def cg_feature_clustering(X, Y, n_clusters, lam, *, labels0=None, max_iter=1000,
     if not converged:
         warn_convergence(f"Frank-Wolfe stopped after max_iter={max_iter} iterations with duality "
                          f"gap {gaps[-1]:.3g} > tol={tol}; its O(1/t) rate is slow: increase "
-                         "max_iter, raise tol, or refine with projected gradient (solver='cgpg').")
+                         "max_iter, raise tol, or refine with projected gradient "
+                         "(solver='fwpg' in the estimators).")
     if rounding == "best":
         def psi_of(lab):
             lab, V = cluster_values(A, Y, lab, lam)
@@ -318,12 +362,33 @@ def cg_feature_clustering(X, Y, n_clusters, lam, *, labels0=None, max_iter=1000,
             return 0.5 * float(np.sum(R * R)) / n + 0.5 * lam * float(np.sum(W * W))
         labels = _best_atom([*mix.atoms, labels], psi_of)
     labels, V = cluster_values(A, Y, labels, lam)
-    return CGResult(labels, V, mix.atoms, np.array(mix.weights), psis, gaps, t + 1, converged)
+    return FWResult(labels, V, mix.atoms, np.array(mix.weights), psis, gaps, t + 1, converged)
 
 
-def cg_sample_clustering(X, Y, n_clusters, lam, *, labels0=None, max_iter=200, tol=1e-8,
+def fw_features_nbytes(n_samples, n_clusters, max_iter):
+    """Peak memory of :func:`fw_feature_clustering`, worst case (every iteration a new
+    atom): two n x n float64 matrices for n <= 1500, else the Woodbury blocks, n x r with
+    r = n_clusters (max_iter + 1) columns, held about three times (blocks, their stack, the
+    scaled stack), plus their r x r Gram matrix."""
+    n = float(n_samples)
+    if n <= _DENSE_MAX_N:
+        return 2.0 * 8.0 * n * n
+    r = float(n_clusters) * (max_iter + 1)
+    return 8.0 * (3.0 * n * r + 2.0 * r * r)
+
+
+def fw_samples_nbytes(n_samples):
+    """Peak memory of :func:`fw_sample_clustering`: four n x n float64 matrices (``X X^T``,
+    the current and the candidate ``H``, the matrix being factorised)."""
+    return 4.0 * 8.0 * float(n_samples) ** 2
+
+
+@validate_params({**_FW_CONSTRAINTS, "X": ["array-like"],
+                  "n_init": [Interval(Integral, 1, None, closed="left")]},
+                 prefer_skip_nested_validation=True)
+def fw_sample_clustering(X, Y, n_clusters, lam, *, labels0=None, max_iter=200, tol=1e-8,
                          line_search=False, rounding="best", random_state=None, n_init=3,
-                         verbose=False) -> CGResult:
+                         verbose=False) -> FWResult:
     """Frank–Wolfe on equivalence matrices for sample clustering (spec §5.2, appendix 7.3).
 
     Parameters
@@ -336,26 +401,32 @@ def cg_sample_clustering(X, Y, n_clusters, lam, *, labels0=None, max_iter=200, t
         lambda > 0.
     labels0 : ndarray of shape (n,), optional
         Initial partition; None starts from M_0 = 0.
-    max_iter, tol, line_search, rounding : as in :func:`cg_feature_clustering`.
+    max_iter, tol, line_search, rounding : as in :func:`fw_feature_clustering`.
     random_state, n_init : seeding and restarts of the k-means++ oracle (approximate, so
         the gap is an estimate and may even be negative).
 
     Returns
     -------
-    CGResult
+    FWResult
         ``V`` of shape (Q, d, K): the ridge experts of the rounded partition.
+
+    Raises
+    ------
+    MemoryError
+        Before any work, when the n x n matrices (:func:`fw_samples_nbytes`) do not fit.
 
     Notes
     -----
     Per iteration O(n^3 / 3) (Cholesky of the n x n system) + k-means of n points in R^{dK}.
     ``rounding="best"`` adds Q ridge solves, O(n d^2 + Q d^3), per distinct atom.
     """
-    _check_rounding(rounding)
-    if lam <= 0:
-        raise ValueError(f"lam must be positive for the Frank-Wolfe relaxation, got {lam}.")
     X = np.asarray(X, dtype=np.float64)
     Y = _as_2d(Y)
     n = X.shape[0]
+    check_memory(fw_samples_nbytes(n), f"Frank-Wolfe on sample clusters (n = {n}: n x n "
+                 "matrices X X^T, the relaxed equivalence matrix and its factorisation)",
+                 "Use alternating minimisation (solver='am' in ClusteredRegressor / "
+                 "ClusteredClassifier, O(n d) memory) or fewer samples.")
     ln = lam * n
     K = X @ X.T
 
@@ -372,8 +443,9 @@ def cg_sample_clustering(X, Y, n_clusters, lam, *, labels0=None, max_iter=200, t
     def solve(H):
         A = H / ln
         A.flat[:: n + 1] += 1.0
-        return sla.cho_solve(sla.cho_factor(A, overwrite_a=True, check_finite=False), Y,
-                             check_finite=False)
+        with _singular_relaxation(lam):
+            return sla.cho_solve(sla.cho_factor(A, overwrite_a=True, check_finite=False), Y,
+                                 check_finite=False)
 
     H = np.zeros((n, n)) if labels0 is None else k_times_equiv(_relabel(np.asarray(labels0)))
     beta = solve(H)
@@ -389,7 +461,7 @@ def cg_sample_clustering(X, Y, n_clusters, lam, *, labels0=None, max_iter=200, t
         gap = (_trace_N(B, labels) - float(np.sum(beta * (H @ beta)))) / (2 * lam * n * n)
         gaps.append(gap)
         if verbose and t % 20 == 0:
-            log(f"[cg-samples] iter {t} psi {psis[-1]:.8g} gap {gap:.3g}")
+            log(f"[fw-samples] iter {t} psi {psis[-1]:.8g} gap {gap:.3g}")
         if gap < tol:
             converged = True
             break
@@ -417,4 +489,4 @@ def cg_sample_clustering(X, Y, n_clusters, lam, *, labels0=None, max_iter=200, t
         labels = _best_atom([*start, *atoms, labels], lambda lab: psi_samples(X, Y, lab, lam))
     Q = int(labels.max()) + 1
     V = ridge_per_group(X, Y, labels, lam, Q)
-    return CGResult(labels, V, atoms, np.array(weights), psis, gaps, t + 1, converged)
+    return FWResult(labels, V, atoms, np.array(weights), psis, gaps, t + 1, converged)

@@ -12,7 +12,10 @@ with ``Pi = I_K - 11^T/K``. The paper gives no solver; we use projected gradient
 
 from __future__ import annotations
 
+from numbers import Integral, Real
+
 import numpy as np
+from sklearn.utils._param_validation import Interval, validate_params
 
 from ..linalg.lowrank import spectral_norm_sq
 from .projected_gradient import PGResult, projected_gradient
@@ -38,6 +41,13 @@ def multitask_penalty(W, V, labels, lam_m, lam_b, lam_w):
     return mean + between + within
 
 
+@validate_params({"X": ["array-like"], "Y": ["array-like"],
+                  "n_clusters": [Interval(Integral, 1, None, closed="left")],
+                  "lam": [Interval(Real, 0, None, closed="left")],
+                  "lam_m": [Interval(Real, 0, None, closed="left")],
+                  "lam_b": [Interval(Real, 0, None, closed="left")],
+                  "lam_w": [Interval(Real, 0, None, closed="left")],
+                  "random_state": ["random_state"]}, prefer_skip_nested_validation=True)
 def pg_clustered_multitask(X, Y, n_clusters, lam, lam_m, lam_b, lam_w, *, random_state=None,
                            **kw) -> PGResult:
     """Fit clustered multi-task least squares by projected gradient on (W, W~).

@@ -35,7 +35,7 @@ class PGResult(NamedTuple):
 
 def projected_gradient(objective: Callable, gradient: Callable, project: Callable, W0, step,
                        *, grow=2.0, shrink=0.5, min_step=1e-10, tol=1e-12, max_iter=1000,
-                       verbose=False) -> PGResult:
+                       verbose=False, advice="increase max_iter or tol.") -> PGResult:
     """Minimise ``objective`` over a clustered set by projected gradient with backtracking.
 
     Algorithm 3 of the paper with the backtracking of §4.3: ``W+ = P(W - step * grad(W))``;
@@ -57,6 +57,8 @@ def projected_gradient(objective: Callable, gradient: Callable, project: Callabl
     max_iter : int
         Maximal number of accepted steps.
     verbose : bool
+    advice : str
+        What the ConvergenceWarning (at ``max_iter``) recommends.
 
     Returns
     -------
@@ -98,8 +100,8 @@ def projected_gradient(objective: Callable, gradient: Callable, project: Callabl
             break
     if not converged:
         warn_convergence(f"projected gradient stopped after max_iter={max_iter} accepted steps "
-                         f"with objective still changing by more than tol={tol}; "
-                         "increase max_iter or tol.")
+                         f"with the objective still changing by more than {tol:.3g} per step "
+                         "(the estimators' tol times the objective at 0); " + advice)
     return PGResult(W, proj.labels, proj.centers, f, it, history, converged)
 
 

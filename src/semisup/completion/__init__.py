@@ -5,7 +5,8 @@ continuation path (:mod:`.model_selection`), the paper's impute-then-SVM baselin
 (:mod:`.baselines`) and measures (:mod:`.metrics`).
 """
 
-from .estimator import MatrixCompletionTransducer
+from .estimator import MatrixCompletionTransducer, pm_to_indicator
 from .fpc import FPCPath, continuation_grid, fpc_path
 
-__all__ = ["MatrixCompletionTransducer", "FPCPath", "continuation_grid", "fpc_path"]
+__all__ = ["MatrixCompletionTransducer", "pm_to_indicator", "FPCPath", "continuation_grid",
+           "fpc_path"]

@@ -8,20 +8,23 @@ MC-1, eq. 4), solved by fixed point continuation (:mod:`semisup.completion.fpc`)
 
 from __future__ import annotations
 
-import numbers
 import warnings
+from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import BaseEstimator
+from sklearn.base import BaseEstimator, ClassifierMixin, TransformerMixin
+from sklearn.utils import check_array
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
+from .._base import TransductiveMixin, _fingerprint, _fit_context
 from .._progress import log
+from .._validation import check_multilabel_target, check_semisup_labels
 from .fpc import continuation_grid, fpc_path
-from .metrics import sign_pm
-from .model_selection import cv_label_errors, observed_sigma1
+from .model_selection import CV_PATIENCE, cv_label_errors, observed_sigma1
 
-__all__ = ["MatrixCompletionTransducer", "check_completion_input"]
+__all__ = ["MatrixCompletionTransducer", "check_completion_input", "pm_to_indicator"]
 
 LAMBDA_GRID = (1e-3, 1e-2, 1e-1, 1.0)
 
@@ -39,9 +42,15 @@ def _check_features(X):
             raise ValueError("X (sparse) has NaN or infinite stored entries; a sparse X "
                              "marks missing features by leaving them out.")
     else:
-        Xd = np.array(X, dtype=np.float64)     # copy: never mutate the input
-        if Xd.ndim != 2:
-            raise ValueError(f"X must be 2-D (items x features), got shape {Xd.shape}.")
+        Xa = np.asarray(X)
+        if Xa.dtype.kind == "c":
+            raise ValueError("Complex data not supported: X must be real (NaN marks a "
+                             "missing feature).")
+        if Xa.ndim != 2:
+            raise ValueError(f"X must be 2-D (items x features), got shape {Xa.shape}.")
+        # scikit-learn's checks and messages (shape, dtype), NaN allowed: a missing entry
+        Xd = check_array(Xa, dtype=np.float64, copy=True, ensure_all_finite="allow-nan",
+                         ensure_min_samples=2, input_name="X")
         if np.isinf(Xd).any():
             raise ValueError(f"X contains {int(np.isinf(Xd).sum())} infinite value(s); "
                              "only NaN marks a missing feature.")
@@ -58,7 +67,11 @@ def _check_features(X):
 
 
 def _check_labels(Y, n):
-    """+1/-1 labels; 0 or NaN mark unobserved entries; a 1-D y is one task."""
+    """Internal coding: +1/-1 labels with 0 or NaN marking unobserved entries (items x tasks).
+
+    Used by :func:`check_completion_input` (the solver-level API); the estimator takes the
+    library's convention and converts it with :func:`_encode_target`.
+    """
     Yd = np.array(Y, dtype=np.float64) if not sp.issparse(Y) else Y.toarray().astype(float)
     one_d = Yd.ndim == 1
     if one_d:
@@ -88,37 +101,94 @@ def _check_labels(Y, n):
 def check_completion_input(X, Y):
     """Validate ``(X, Y)`` and return ``(X, MX, Y, MY, one_d)`` with items as rows.
 
-    Raises ValueError for mismatched shapes, infinite features, labels other than
-    +1/-1/0/NaN, a task with no observed label or a feature with no observed entry. An
-    item with no observed entry at all is allowed (the paper's sparse settings have them)
-    but draws a ``UserWarning``: its column of ``Z`` shrinks to zero, so its labels are the
-    bias (MC-b) or what the all-ones row implies (MC-1), and its features are zero.
+    ``Y`` in the solver's internal coding (+1/-1, 0 or NaN unobserved). Raises ValueError for
+    mismatched shapes, infinite features, labels other than +1/-1/0/NaN, a task with no
+    observed label or a feature with no observed entry. An item with no observed entry at
+    all is allowed (the paper's sparse settings have them) but draws a ``UserWarning``: its
+    column of ``Z`` shrinks to zero, so its labels are the bias (MC-b) or what the all-ones
+    row implies (MC-1), and its features are zero.
     """
     Xd, MX = _check_features(X)
     Yd, MY, one_d = _check_labels(Y, Xd.shape[0])
+    _warn_empty_items(MX, MY)
+    return Xd, MX, Yd, MY, one_d
+
+
+def _warn_empty_items(MX, MY):
     empty_item = np.flatnonzero(~MX.any(axis=1) & ~MY.any(axis=1))
     if empty_item.size:
         warnings.warn(f"{empty_item.size} item(s) (e.g. {empty_item[:5].tolist()}) have no "
                       "observed feature and no observed label: their predictions rest on "
-                      "the bias only.", UserWarning, stacklevel=3)
-    return Xd, MX, Yd, MY, one_d
+                      "the bias only.", UserWarning, stacklevel=4)
 
 
-class MatrixCompletionTransducer(BaseEstimator):
+def pm_to_indicator(Y_pm):
+    """Convert the paper's coding (+1/-1, 0 or NaN unobserved) to the library's.
+
+    Returns an int8 matrix with 1 (positive), 0 (negative) and -1 (unobserved), the target
+    :class:`MatrixCompletionTransducer` takes.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> pm_to_indicator(np.array([[1, -1], [0, np.nan]]))
+    array([[ 1,  0],
+           [-1, -1]], dtype=int8)
+    """
+    Y = np.asarray(Y_pm, dtype=np.float64)
+    out = np.full(Y.shape, -1, dtype=np.int8)
+    out[Y == 1] = 1
+    out[Y == -1] = 0
+    return out
+
+
+def _encode_target(y, n):
+    """The estimator's target in the solver's +1/-1 coding.
+
+    Returns ``(Y_pm (n, t), observed (n, t), classes, multilabel)``. A 1-D ``y`` holds class
+    labels with -1 for unlabeled items: two classes are one task (``classes_[1]`` positive),
+    more are one task per class (one-vs-rest). A 2-D ``y`` is a {0, 1} indicator matrix with
+    -1 for unobserved entries (scikit-learn's multi-label format).
+    """
+    if y is not None and not sp.issparse(y):
+        y = np.asarray(y)
+    if y is not None and (sp.issparse(y) or (y.ndim == 2 and y.shape[1] > 1)):
+        Y, observed = check_multilabel_target(y, n, name="y")
+        return np.where(observed, 2.0 * Y - 1.0, 0.0), observed, np.array([0, 1]), True
+    y, classes, labeled = check_semisup_labels(y, n, estimator="MatrixCompletionTransducer")
+    idx = np.searchsorted(classes, y[labeled])
+    if classes.size == 2:
+        Ypm = np.zeros((n, 1))
+        Ypm[labeled, 0] = np.where(idx == 1, 1.0, -1.0)
+    else:
+        Ypm = np.zeros((n, classes.size))
+        Ypm[labeled] = -1.0
+        Ypm[np.flatnonzero(labeled), idx] = 1.0
+    return Ypm, Ypm != 0, classes, False
+
+
+class MatrixCompletionTransducer(TransductiveMixin, TransformerMixin, ClassifierMixin,
+                                 BaseEstimator, auto_wrap_output_keys=None):
     """Transductive multi-label classification and feature imputation by matrix completion.
 
-    Completes the stacked matrix ``[Y; X]`` (MC-b, paper eq. 3) or ``[Y; X; 1^T]`` (MC-1,
-    eq. 4) under a nuclear-norm penalty with logistic loss on the observed labels and
-    squared loss on the observed features::
+    Completes the stacked matrix ``[Y; X]`` (MC-b, Goldberg et al. 2010, eq. 3) or
+    ``[Y; X; 1^T]`` (MC-1, eq. 4) under a nuclear-norm penalty with logistic loss on the
+    observed labels and squared loss on the observed features::
 
         MC-b:  min_{Z,b} mu ||Z||_* + lam/|Omega_Y| sum_{Omega_Y} log(1+exp(-y_ij(Z_ij+b_i)))
                                     + 1/(2|Omega_X|) sum_{Omega_X} (Z_{t+k,j} - x_kj)^2
         MC-1:  the same without b, with Z's last row fixed to 1^T.
 
     Solved by fixed point continuation along ``mu_1 = eta sigma_1 > ... > mu``; with
-    ``mu="cv"`` (and/or ``lam="cv"``) 5-fold cross-validation on the observed entries picks
-    the pair with the lowest held-out label error (spec §7), costing one continuation run
-    per ``lam`` per fold.
+    ``mu="cv"`` (and/or ``lam="cv"``) cross-validation on the observed entries picks the pair
+    with the lowest held-out label error (spec §7), costing one continuation run per ``lam``
+    per fold.
+
+    Labels follow the library's convention: ``fit(X, y)`` with a 1-D ``y`` of class labels
+    and ``-1`` for unlabeled items (two classes are one task; more are one task per class,
+    one-vs-rest), or a 2-D ``{0, 1}`` indicator matrix with ``-1`` for unobserved entries
+    (several binary tasks). The paper's +1/-1 coding is internal
+    (:func:`pm_to_indicator` converts data stored in it).
 
     Parameters
     ----------
@@ -127,7 +197,9 @@ class MatrixCompletionTransducer(BaseEstimator):
     lam : float or "cv", default=1.0
         Label-loss weight ``lambda``; "cv" searches ``lam_grid``.
     mu : float or "cv", default="cv"
-        Nuclear-norm weight; "cv" searches the continuation path down to ``mu_final``.
+        Nuclear-norm weight; "cv" searches the continuation path down to ``mu_final``,
+        each fold stopping once its held-out error has not improved for
+        :data:`~semisup.completion.model_selection.CV_PATIENCE` successive values.
     lam_grid : sequence of float, default=(1e-3, 1e-2, 1e-1, 1)
     mu_final : float, default=1e-5
         Last value of the continuation (and of the CV search).
@@ -153,11 +225,15 @@ class MatrixCompletionTransducer(BaseEstimator):
 
     Attributes
     ----------
-    labels_ : ndarray (n, t), or (n,) when ``Y`` was 1-D
-        Completed labels in {-1, +1} (observed labels are replaced by the model's signs;
-        use ``Y`` itself where it is observed).
-    scores_ : ndarray, same shape
-        Real-valued label scores ``Z_ij (+ b_i)``.
+    classes_ : ndarray
+        The classes of a 1-D ``y``; ``[0, 1]`` for an indicator matrix.
+    transduction_ : ndarray (n,) or (n, t)
+        Completed labels of every fitted item: classes for a 1-D ``y``, a {0, 1} matrix for
+        an indicator ``y`` (observed labels are replaced by the model's; use ``y`` itself
+        where it is observed).
+    decision_scores_ : ndarray (n,) or (n, t)
+        Real-valued label scores ``Z_ij (+ b_i)`` (one column per class when there are more
+        than two classes; positive means ``classes_[1]`` for two).
     features_ : ndarray (n, d)
         Denoised and imputed features.
     rank_ : int
@@ -170,15 +246,50 @@ class MatrixCompletionTransducer(BaseEstimator):
         Continuation values run in the refit (ending at ``mu_``).
     mu_grid_ : ndarray
         The shared CV grid (``mu_path_`` is its prefix).
-    cv_errors_ : ndarray (len(lam_grid), len(mu_grid_)) or None
+    cv_errors_ : ndarray of shape ``(len(lam_grid), len(mu_grid_))`` or None
         Mean held-out label error (NaN where no fold reached that ``mu``).
-    n_iter_ : ndarray
+    n_iter_ : int
+        FPC iterations of the refit, all stages.
+    n_iter_per_stage_ : ndarray
         Iterations per refit stage.
     objective_path_ : ndarray
         Objective at the end of each refit stage.
     path_ : FPCPath
         The refit's full record.
+    n_features_in_ : int
+    n_tasks_ : int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from semisup import MatrixCompletionTransducer
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(100, 2)) @ rng.normal(size=(2, 20))    # rank-2 features
+    >>> y = (X[:, 0] > 0).astype(int)
+    >>> y_train = np.where(rng.random(100) < 0.3, y, -1)             # -1: unlabeled
+    >>> mc = MatrixCompletionTransducer(mu=1e-3).fit(X, y_train)
+    >>> float((mc.transduction_ == y).mean()) > 0.9
+    True
     """
+
+    _parameter_constraints = {
+        "variant": [StrOptions({"mc1", "mcb"})],
+        "lam": [Interval(Real, 0, None, closed="neither"), StrOptions({"cv"})],
+        "mu": [Interval(Real, 0, None, closed="neither"), StrOptions({"cv"})],
+        "lam_grid": ["array-like"],
+        "mu_final": [Interval(Real, 0, None, closed="neither")],
+        "eta": [Interval(Real, 0, 1, closed="neither")],
+        "tol": [Interval(Real, 0, None, closed="neither")],
+        # c < 4 keeps the step sizes convergent
+        "step_factor": [Interval(Real, 0, 4, closed="neither")],
+        "max_inner": [Interval(Integral, 1, None, closed="left")],
+        "n_folds": [Interval(Integral, 2, None, closed="left")],
+        "standardize": ["boolean"],
+        "svd": [StrOptions({"auto", "exact", "gram", "randomized"})],
+        "n_jobs": [Integral, None],
+        "random_state": ["random_state"],
+        "verbose": ["verbose"],
+    }
 
     def __init__(self, variant="mc1", lam=1.0, mu="cv", *, lam_grid=LAMBDA_GRID,
                  mu_final=1e-5, eta=0.25, tol=1e-5, step_factor=3.8, max_inner=10_000,
@@ -200,35 +311,40 @@ class MatrixCompletionTransducer(BaseEstimator):
         self.random_state = random_state
         self.verbose = verbose
 
-    def _check_params(self):
-        if self.variant not in ("mc1", "mcb"):
-            raise ValueError(f"variant must be 'mc1' or 'mcb', got {self.variant!r}.")
-        for name in ("lam", "mu"):
-            v = getattr(self, name)
-            if isinstance(v, str):
-                if v != "cv":
-                    raise ValueError(f"{name} must be a positive float or 'cv', got {v!r}.")
-            elif not isinstance(v, numbers.Real) or not v > 0:
-                raise ValueError(f"{name} must be a positive float or 'cv', got {v!r}.")
-        if not 0 < self.eta < 1:
-            raise ValueError(f"eta must lie in (0, 1), got {self.eta}.")
-        if not 0 < self.step_factor < 4:
-            raise ValueError("step_factor must lie in (0, 4) for the step sizes to be "
-                             f"convergent, got {self.step_factor}.")
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        tags.input_tags.allow_nan = True       # NaN marks a missing feature
+        tags.target_tags.multi_output = True
+        tags.classifier_tags.multi_label = True
+        tags.transformer_tags.preserves_dtype = ["float64"]
+        return tags
 
-    def fit(self, X, Y):
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y):
         """Complete features and labels.
 
         Parameters
         ----------
         X : array-like (n, d) with NaN for missing features, or a sparse matrix whose
             stored entries (explicit zeros included) are the observed features.
-        Y : array-like (n, t) or (n,)
-            +1/-1 labels; 0 or NaN marks an unobserved label.
+        y : array-like (n,) or (n, t)
+            Class labels with -1 for unlabeled items, or a {0, 1} indicator matrix with -1
+            for unobserved entries.
+
+        Returns
+        -------
+        self
         """
-        self._check_params()
-        Xd, MX, Yd, MY, one_d = check_completion_input(X, Y)
-        self._fit_data = (Xd, MX)
+        if y is None:
+            check_semisup_labels(y, estimator="MatrixCompletionTransducer")
+        lam_grid = np.asarray(self.lam_grid, dtype=np.float64).ravel()
+        if self.lam == "cv" and (lam_grid.size == 0 or not np.all(lam_grid > 0)):
+            raise ValueError("lam_grid must hold positive numbers, got "
+                             f"{list(self.lam_grid)!r}.")
+        Xd, MX = _check_features(X)
+        Yd, MY, classes, multilabel = _encode_target(y, Xd.shape[0])
+        _warn_empty_items(MX, MY)
         n, d = Xd.shape
         if self.standardize:
             cnt = MX.sum(axis=0)
@@ -246,14 +362,18 @@ class MatrixCompletionTransducer(BaseEstimator):
         sigma1 = observed_sigma1(Xt, MXt, Yt, MYt, self.variant)
         tune_mu = self.mu == "cv"
         grid = continuation_grid(sigma1, self.mu_final if tune_mu else self.mu, self.eta)
-        lams = list(self.lam_grid) if self.lam == "cv" else [float(self.lam)]
+        lams = list(lam_grid) if self.lam == "cv" else [float(self.lam)]
         self.mu_grid_ = grid
         if tune_mu or len(lams) > 1:
-            log(f"[completion] CV: {len(lams)} lam x {self.n_folds} folds, "
+            log(f"[MatrixCompletionTransducer] CV: {len(lams)} lam x {self.n_folds} folds, "
                 f"{grid.size} mu values", self.verbose)
-            errs, _ = cv_label_errors(Xt, MXt, Yt, MYt, variant=self.variant, lams=lams,
-                                      grid=grid, n_folds=self.n_folds, rng=rng,
-                                      n_jobs=self.n_jobs, random_state=rng, **fpc_kw)
+            errs, per = cv_label_errors(Xt, MXt, Yt, MYt, variant=self.variant, lams=lams,
+                                        grid=grid, n_folds=self.n_folds, rng=rng,
+                                        n_jobs=self.n_jobs, random_state=rng,
+                                        patience=CV_PATIENCE if tune_mu else None,
+                                        **fpc_kw)
+            # compare only mu values every fold reached (a fold stops past its minimum)
+            errs[~np.isfinite(per).all(axis=1)] = np.nan
             if not tune_mu:      # only the last grid value (the given mu) is a candidate
                 errs[:, :-1] = np.nan
             self.cv_errors_ = errs
@@ -263,51 +383,46 @@ class MatrixCompletionTransducer(BaseEstimator):
             i, j = 0, grid.size - 1
         self.lam_ = lams[i]
         self.mu_ = float(grid[j])
+        log(f"[MatrixCompletionTransducer] refit: lam={self.lam_:g}, mu={self.mu_:.3g} "
+            f"({j + 1} continuation stages)", self.verbose)
         path = fpc_path(Xt, MXt, Yt, MYt, variant=self.variant, lam=self.lam_,
                         mus=grid[:j + 1], random_state=rng, **fpc_kw)
         t = Yd.shape[1]
         Z = path.Z
-        S = Z[:t] + path.b[:, None] if path.b is not None else Z[:t]
+        S = (Z[:t] + path.b[:, None] if path.b is not None else Z[:t]).T
         self.path_ = path
         self.mu_path_ = path.mus
-        self.n_iter_ = path.n_iter
+        self.n_iter_per_stage_ = np.asarray(path.n_iter)
+        self.n_iter_ = int(np.sum(path.n_iter))
         self.objective_path_ = path.objective
         self.rank_ = int(path.rank[-1])
         self.bias_ = path.b
-        scores = S.T
-        self.scores_ = scores[:, 0] if one_d else scores
-        self.labels_ = sign_pm(self.scores_)
+        self.classes_ = classes
+        if multilabel:
+            self.decision_scores_ = S
+            self.transduction_ = (S >= 0).astype(np.int64)
+        elif classes.size == 2:
+            self.decision_scores_ = S[:, 0]
+            self.transduction_ = classes[(S[:, 0] >= 0).astype(np.intp)]
+        else:
+            self.decision_scores_ = S
+            self.transduction_ = classes[np.argmax(S, axis=1)]
         self.features_ = Z[t:t + d].T * std + mean
         self.n_features_in_ = d
         self.n_tasks_ = t
+        self._fit_X_fingerprint = _fingerprint(X)
         return self
-
-    def _check_same_items(self, X):
-        check_is_fitted(self, "features_")
-        if X is None:
-            return
-        Xd, MX = _check_features(X)
-        X0, M0 = self._fit_data
-        if Xd.shape != X0.shape or not (np.array_equal(MX, M0) and np.array_equal(Xd, X0)):
-            raise ValueError("MatrixCompletionTransducer is transductive: it only predicts "
-                             "and completes the items passed to fit (call fit on all items).")
 
     def transform(self, X=None):
         """Completed (denoised and imputed) features of the fitted items, ``(n, d)``."""
-        self._check_same_items(X)
+        self._check_same_points(X)
         return self.features_.copy()
 
-    def fit_transform(self, X, Y=None, **fit_params):
-        if Y is None:
-            raise ValueError("fit_transform needs the label matrix Y.")
-        return self.fit(X, Y).features_.copy()
-
-    def predict(self, X=None):
-        """Completed labels (+1/-1) of the fitted items."""
-        self._check_same_items(X)
-        return self.labels_.copy()
+    def fit_transform(self, X, y=None, **fit_params):
+        """Fit and return the completed features ``features_``."""
+        return self.fit(X, y).features_.copy()
 
     def decision_function(self, X=None):
-        """Label scores of the fitted items."""
-        self._check_same_items(X)
-        return self.scores_.copy()
+        """Label scores of the fitted items (``decision_scores_``)."""
+        self._check_same_points(X)
+        return self.decision_scores_.copy()

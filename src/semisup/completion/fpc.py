@@ -321,7 +321,9 @@ def fpc_path(X, MX, Y=None, MY=None, *, variant: str = "mcb", lam: float = 1.0,
     store_path : bool
         Keep ``(Z, b)`` of every stage in ``models``.
     callback : callable, optional
-        ``callback(k, mu, Z, b)`` after stage ``k`` (index into the grid).
+        ``callback(k, mu, Z, b)`` after stage ``k`` (index into the grid); a true return
+        value ends the path there (the rest of the grid is not run, e.g. once a held-out
+        error has stopped improving).
     random_state : None, int or Generator
         Seeds the randomized SVD.
     warn : bool
@@ -391,6 +393,7 @@ def fpc_path(X, MX, Y=None, MY=None, *, variant: str = "mcb", lam: float = 1.0,
         fact = _FactoredIterate(prob, Z @ Vt.T / sigma1, np.array([sigma1]), Vt)
     stats = {"n_iter": [], "objective": [], "rank": [], "converged": []}
     history, models, methods = [], [] if store_path else None, {}
+    done = []
     for k in run_idx:
         mu = float(grid[k])
         F_prev = f + mu * nuc
@@ -456,8 +459,10 @@ def fpc_path(X, MX, Y=None, MY=None, *, variant: str = "mcb", lam: float = 1.0,
             Z = fact.dense()
         if store_path:
             models.append((Z.copy(), None if b is None else b.copy()))
-        if callback is not None:
-            callback(k, mu, Z, b)
+        done.append(k)
+        if callback is not None and callback(k, mu, Z, b):
+            break
+    run_idx = done
     if fact is not None:
         Z = fact.dense()
     return FPCPath(mus=grid[run_idx], grid_index=np.asarray(run_idx),

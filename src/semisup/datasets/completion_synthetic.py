@@ -39,10 +39,11 @@ class CompletionProblem:
     Y0: np.ndarray
 
     def as_estimator_input(self):
-        """``(X, Y)`` for :class:`~semisup.completion.MatrixCompletionTransducer`:
-        items as rows, NaN for missing features and 0 for unobserved labels."""
+        """``(X, Y)`` for :class:`~semisup.completion.MatrixCompletionTransducer`: items as
+        rows, NaN for missing features, and labels in the library's convention (a {0, 1}
+        indicator matrix with -1 for unobserved entries)."""
         Xi = np.where(self.MX, self.X, np.nan).T
-        Yi = np.where(self.MY, self.Y, 0.0).T
+        Yi = np.where(self.MY, (self.Y > 0).astype(np.int8), -1).T.astype(np.int8)
         return Xi, Yi
 
 

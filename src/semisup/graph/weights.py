@@ -43,6 +43,34 @@ def _dense_threshold(S: np.ndarray, threshold: float, weighted: bool) -> sp.csr_
     return W
 
 
+def rbf_similarity(X, sigma: float | None = None, Y=None):
+    """Dense RBF similarities ``exp(-||x_i - y_j||^2 / (2 sigma^2))`` and the width used.
+
+    ``sigma=None`` uses the mean pairwise distance over distinct pairs of ``X`` (only when
+    ``Y`` is None). Memory O(n m), refused before the work when it cannot fit.
+    """
+    X = X.toarray() if sp.issparse(X) else np.asarray(X, dtype=np.float64)
+    check_finite(X, "X")
+    n = X.shape[0]
+    m = n if Y is None else Y.shape[0]
+    check_memory(3 * 8.0 * n * m, f"a dense {n}x{m} similarity matrix",
+                 "Use affinity='knn' (knn_graph) for large n.")
+    if Y is None:
+        D = euclidean_distances(X)
+    else:
+        Y = Y.toarray() if sp.issparse(Y) else np.asarray(Y, dtype=np.float64)
+        D = euclidean_distances(X, Y)
+    if sigma is None:
+        if Y is not None:
+            raise ValueError("sigma must be given for similarities to other points.")
+        off = ~np.eye(n, dtype=bool)
+        sigma = float(D[off].mean()) if n > 1 else 0.0
+    if not sigma > 0:
+        raise ValueError("the RBF width is 0 (all points coincide?); pass a positive "
+                         "graph_sigma.")
+    return np.exp(-(D ** 2) / (2.0 * sigma ** 2)), float(sigma)
+
+
 def rbf_threshold_graph(X, sigma: float | None = None, threshold="mean",
                         weighted: bool = False) -> sp.csr_matrix:
     """Graph with an edge where the RBF similarity exceeds a threshold (SPORE's UCI graphs).
@@ -52,18 +80,9 @@ def rbf_threshold_graph(X, sigma: float | None = None, threshold="mean",
     exceeds the mean off-diagonal similarity (SPORE, NIPS 2015, §5, as spore.md reconstructs
     it). ``weighted=False`` gives an unweighted (0/1) adjacency. Dense O(n^2) memory.
     """
-    X = np.asarray(X, dtype=np.float64)
-    check_finite(X, "X")
-    n = X.shape[0]
-    check_memory(3 * 8.0 * n * n, f"a dense {n}x{n} similarity matrix",
-                 "Use knn_graph for large n.")
-    D = euclidean_distances(X)
+    S, _ = rbf_similarity(X, sigma)
+    n = S.shape[0]
     off = ~np.eye(n, dtype=bool)
-    if sigma is None:
-        sigma = float(D[off].mean())
-    if sigma <= 0:
-        raise ValueError("sigma must be positive (all points coincide?).")
-    S = np.exp(-(D ** 2) / (2.0 * sigma ** 2))
     thr = float(S[off].mean()) if threshold == "mean" else float(threshold)
     return _dense_threshold(S, thr, weighted)
 
@@ -82,13 +101,24 @@ def cosine_threshold_graph(X, threshold: float = 0.4, weighted: bool = False,
     check_finite(X, "X")
     Xn = normalize(X)
     n = X.shape[0]
+    check_memory(8.0 * min(block_size, n) * n * 3, f"a {min(block_size, n)}x{n} block of "
+                 "cosine similarities", "Pass a smaller block_size.")
     blocks = []
+    nnz = 0
     for start in range(0, n, block_size):
         S = Xn[start:start + block_size] @ Xn.T
         S = S.toarray() if sp.issparse(S) else np.asarray(S)
         rows = np.arange(start, min(start + block_size, n))
         S[rows - start, rows] = -np.inf
         mask = S > threshold
+        # the graph's size is only known as it is built: project it from the rows so far
+        # and refuse before the rest (identical rows make it dense: n^2 edges)
+        nnz += int(mask.sum())
+        done = start + rows.size
+        check_memory(2 * 12.0 * nnz * n / done, f"the cosine-threshold graph (about "
+                     f"{nnz * n / done:.3g} edges projected from its first {done} rows)",
+                     "Raise threshold, or use affinity='knn' (knn_graph), whose size is "
+                     "n * n_neighbors.")
         vals = np.where(mask, S if weighted else 1.0, 0.0)
         blocks.append(sp.csr_matrix(vals))
     W = sp.vstack(blocks, format="csr")

@@ -13,86 +13,156 @@ from __future__ import annotations
 
 import time
 import warnings
+from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils import check_array
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils import check_array, check_random_state
+from sklearn.utils._param_validation import Interval, Options, StrOptions
+from sklearn.utils.validation import _num_samples, check_is_fitted
 
-from .._validation import check_affinity, check_semisup_labels
-from ..graph import knn_graph, laplacian
+from .._base import SemiSupervisedMixin, _fit_context
+from .._validation import _fmt_bytes, check_memory, check_semisup_labels
+from ..graph import laplacian
+from ..graph.frontend import GRAPH_PARAMETER_CONSTRAINTS, GraphMixin
 from ..kernels import kernel_matrix
 from .dual import dual_lapsvm
 from .newton import newton
 from .objective import laplacian_operator
 from .pcg import pcg
-from .stopping import make_rule
+from .stopping import RULES, make_rule
 
 __all__ = ["LapSVM", "LapRLS"]
 
 _KERNELS = ("rbf", "polynomial", "linear", "precomputed")
 
 
-def _check_data(X, name="X"):
-    """2-D finite float array or CSR matrix (scikit-learn's messages for bad input)."""
-    return check_array(X, accept_sparse="csr", dtype=[np.float64, np.float32],
-                       input_name=name)
-
-
-def _check_target(y):
-    if y is None:
-        raise ValueError("LapSVM requires y to be passed, but the target y is None "
-                         "(mark unlabelled points with -1).")
-    y = np.asarray(y)
-    if y.dtype.kind == "f" and np.isfinite(y).all() and np.any(y != np.round(y)):
-        raise ValueError("Unknown label type: continuous. LapSVM/LapRLS are classifiers; "
-                         "pass class labels with -1 for unlabelled points.")
-    return y
-
-
-def _warn_if_not_psd(K, random_state=0, max_size=1000):
+def _warn_if_not_psd(K, random_state=None, max_size=1000):
     """Warn when a precomputed kernel is not symmetric PSD.
 
-    Checks the smallest eigenvalue of a random principal submatrix (of a PSD matrix every
-    principal submatrix is PSD), so the cost stays ``O(max_size^3)``.
+    Checks the smallest eigenvalue of a principal submatrix (of a PSD matrix every principal
+    submatrix is PSD), random when ``n > max_size``, so the cost stays ``O(max_size^3)``.
     """
     n = K.shape[0]
-    idx = np.random.default_rng(random_state).choice(n, size=min(n, max_size), replace=False)
-    S = np.asarray(K[np.ix_(idx, idx)], dtype=np.float64)
+    if n <= max_size:
+        idx = np.arange(n)
+    else:
+        idx = np.sort(check_random_state(random_state).choice(n, size=max_size,
+                                                              replace=False))
+    S = K[idx][:, idx]
+    S = np.asarray(S.toarray() if sp.issparse(S) else S, dtype=np.float64)
     if not np.allclose(S, S.T, rtol=1e-5, atol=1e-8 * max(abs(S).max(), 1.0)):
         warnings.warn("the precomputed kernel is not symmetric; LapSVM's objective is only "
-                      "convex for a symmetric PSD kernel.", UserWarning, stacklevel=3)
+                      "convex for a symmetric PSD kernel.", UserWarning, stacklevel=4)
         return
     lam = np.linalg.eigvalsh(0.5 * (S + S.T))
     if lam[0] < -1e-8 * max(abs(lam[-1]), 1.0):
         warnings.warn(f"the precomputed kernel is not positive semi-definite (eigenvalue "
                       f"{lam[0]:.3g}); the objective may be non-convex and the solvers may "
-                      "fail. Add a ridge or use a valid kernel.", UserWarning, stacklevel=3)
+                      "fail. Add a ridge or use a valid kernel.", UserWarning, stacklevel=4)
 
 
-class _LaplacianKernelClassifier(ClassifierMixin, BaseEstimator):
+def _dense_kernel(K, dtype, what):
+    """A precomputed (possibly sparse) kernel as a dense array, memory checked first."""
+    dtype = np.dtype(dtype)
+    if sp.issparse(K):
+        m, n = K.shape
+        hint = ("" if dtype == np.float32 else "Use kernel_dtype='float32' to halve it. ") + \
+            ("The solvers need the dense kernel: use fewer points or a low-rank kernel "
+             "approximation.")
+        check_memory(float(m) * n * dtype.itemsize,
+                     f"densifying the sparse {m}x{n} precomputed {what}", hint)
+        return K.toarray().astype(dtype, copy=False)
+    return np.asarray(K, dtype=dtype)
+
+
+def _scale_sigma(X):
+    """RBF width matching scikit-learn's ``gamma="scale"``: ``sigma^2 = d Var(X) / 2``.
+
+    Then ``k = exp(-||x - x'||^2 / (2 sigma^2))`` is ``exp(-2)`` at the mean squared distance
+    between two points (``2 d Var(X)``), whatever the units of ``X``.
+    """
+    if sp.issparse(X):
+        n = X.shape[0]
+        mean = np.asarray(X.mean(axis=0)).ravel()
+        var = float(X.multiply(X).sum() / n - mean @ mean) / X.shape[1]
+    else:
+        var = float(np.var(X))
+    if not var > 0:
+        return 1.0          # constant X: any width gives the same (all-ones) kernel
+    return float(np.sqrt(X.shape[1] * var / 2.0))
+
+
+def _warn_if_degenerate(K, what, where):
+    """Warn when an RBF kernel is numerically zero off the diagonal / away from the data."""
+    Kd = np.asarray(K)
+    if Kd.shape[0] == Kd.shape[1] and Kd.shape[0] > 1:
+        off = Kd - np.diag(np.diag(Kd))
+        top = np.abs(off).max(axis=1)
+    else:
+        top = np.abs(Kd).max(axis=1) if Kd.size else np.zeros(0)
+    lost = top < np.finfo(Kd.dtype).eps * 10
+    if lost.size and lost.mean() > 0.5:
+        warnings.warn(f"{what} is numerically zero for {lost.mean():.0%} of the points "
+                      f"(largest value {float(top.max()):.3g} {where}): kernel_sigma is far "
+                      "below the distances in X, so the predictions there carry no "
+                      "information. Use kernel_sigma='scale' (the default) or a larger "
+                      "kernel_sigma, or kernel_dtype='float64'.", UserWarning, stacklevel=3)
+
+
+class _LaplacianKernelClassifier(SemiSupervisedMixin, GraphMixin, ClassifierMixin,
+                                 BaseEstimator):
     """Shared machinery: kernel, graph, label coding, validation set, prediction."""
 
+    _parameter_constraints = {
+        **GRAPH_PARAMETER_CONSTRAINTS,
+        "gamma_A": [Interval(Real, 0, None, closed="left")],
+        "gamma_I": [Interval(Real, 0, None, closed="left")],
+        "kernel": [StrOptions(set(_KERNELS))],
+        "kernel_sigma": [Interval(Real, 0, None, closed="neither"), StrOptions({"scale"})],
+        "degree": [Interval(Integral, 1, None, closed="left")],
+        "coef0": [Interval(Real, None, None, closed="neither")],
+        "laplacian": [StrOptions({"normalized", "unnormalized"})],
+        "laplacian_power": [Interval(Integral, 1, None, closed="left")],
+        "use_bias": ["boolean"],
+        "early_stopping": [StrOptions(set(RULES)), list, tuple, None],
+        "stop_tol": [Interval(Real, 0, None, closed="neither"), None],
+        "stop_every": [Interval(Integral, 1, None, closed="left"), None],
+        "joint_stopping": ["boolean"],
+        "max_iter": [Interval(Integral, 1, None, closed="left"), None],
+        "refresh_every": [Interval(Integral, 1, None, closed="left"), None],
+        "kernel_dtype": [StrOptions({"float64", "float32"}),
+                         Options(type, {np.float64, np.float32})],
+        "warm_start": ["boolean"],
+        "verbose": ["verbose"],
+    }
+
     # One signature for LapSVM and LapRLS (scikit-learn reads it for get_params).
-    def __init__(self, gamma_A=1e-6, gamma_I=1.0, *, kernel="rbf", sigma=1.0, degree=3,
-                 coef0=0.0, affinity="knn", n_neighbors=6, weights="heat", graph_sigma=None,
-                 laplacian="normalized", p=1, use_bias=False, solver="pcg",
-                 early_stopping="stability", stop_tol=None, stop_every=None,
-                 joint_stopping=True, max_iter=None, refresh_every=50,
+    def __init__(self, gamma_A=1e-6, gamma_I=1.0, *, kernel="rbf", kernel_sigma="scale",
+                 degree=3, coef0=0.0, affinity="knn", n_neighbors=10, weights="heat",
+                 graph_sigma=None, threshold=None, metric="euclidean", knn_method="auto",
+                 n_jobs=None, random_state=None, laplacian="normalized", laplacian_power=1,
+                 use_bias=False, solver="pcg", early_stopping="stability", stop_tol=None,
+                 stop_every=None, joint_stopping=True, max_iter=None, refresh_every=50,
                  kernel_dtype="float64", warm_start=False, verbose=False):
         self.gamma_A = gamma_A
         self.gamma_I = gamma_I
         self.kernel = kernel
-        self.sigma = sigma
+        self.kernel_sigma = kernel_sigma
         self.degree = degree
         self.coef0 = coef0
         self.affinity = affinity
         self.n_neighbors = n_neighbors
         self.weights = weights
         self.graph_sigma = graph_sigma
+        self.threshold = threshold
+        self.metric = metric
+        self.knn_method = knn_method
+        self.n_jobs = n_jobs
+        self.random_state = random_state
         self.laplacian = laplacian
-        self.p = p
+        self.laplacian_power = laplacian_power
         self.use_bias = use_bias
         self.solver = solver
         self.early_stopping = early_stopping
@@ -106,58 +176,85 @@ class _LaplacianKernelClassifier(ClassifierMixin, BaseEstimator):
         self.verbose = verbose
 
     _hinge = True
-    _solvers: tuple = ()
-
-    def _validate_params(self):
-        if self.kernel not in _KERNELS:
-            raise ValueError(f"kernel must be one of {_KERNELS}, got {self.kernel!r}.")
-        if self.affinity not in ("knn", "precomputed"):
-            raise ValueError(f"affinity must be 'knn' or 'precomputed', got {self.affinity!r}.")
-        if self.solver not in self._solvers:
-            raise ValueError(f"solver must be one of {self._solvers}, got {self.solver!r}.")
-        for name in ("gamma_A", "gamma_I"):
-            v = getattr(self, name)
-            if not (np.isscalar(v) and np.isfinite(v) and v >= 0):
-                raise ValueError(f"{name} must be a finite number >= 0, got {v!r}.")
-        if self.kernel_dtype not in ("float64", "float32", np.float64, np.float32):
-            raise ValueError(f"kernel_dtype must be 'float64' or 'float32', "
-                             f"got {self.kernel_dtype!r}.")
 
     # -- building blocks -------------------------------------------------------------------
+    def _rule_names(self):
+        if self.early_stopping is None:
+            return []
+        names = ([self.early_stopping] if isinstance(self.early_stopping, str)
+                 else list(self.early_stopping))
+        bad = [nm for nm in names if nm not in RULES]
+        if bad or not names:
+            raise ValueError(f"early_stopping must be None, one of {RULES} or a non-empty "
+                             f"list of them, got {self.early_stopping!r}.")
+        return names
+
     def _kernel(self, X, Y=None):
-        kw = dict(kernel=self.kernel, sigma=self.sigma, degree=self.degree,
+        kw = dict(kernel=self.kernel, sigma=self.kernel_sigma_, degree=self.degree,
                   coef0=self.coef0, dtype=np.dtype(self.kernel_dtype))
         try:
             return kernel_matrix(X, Y, **kw)
         except MemoryError as exc:
-            raise MemoryError(f"{exc} LapSVM needs the n x n kernel matrix in memory; use "
-                              "kernel_dtype='float32' (PCG accepts it), fewer unlabelled "
-                              "points, or a sparse precomputed kernel.") from None
+            raise MemoryError(f"{exc} {type(self).__name__} needs the n x n kernel matrix in "
+                              "memory; use kernel_dtype='float32' (PCG accepts it), fewer "
+                              "unlabeled points, or a sparse precomputed kernel.") from None
 
-    def _train_kernel(self, X):
-        if self.kernel == "precomputed":
-            if X.shape[0] != X.shape[1]:
-                raise ValueError("with kernel='precomputed' X must be the square n x n "
-                                 f"training kernel, got shape {X.shape}.")
-            K = X.toarray() if sp.issparse(X) else X
-            _warn_if_not_psd(K)
-            return np.asarray(K, dtype=np.dtype(self.kernel_dtype))
-        return self._kernel(X)
+    def _check_solver_memory(self, n):
+        """Refuse before building anything (graph, kernel) when the kernel plus the solver's
+        dense float64 workspace cannot fit (Newton and the dual form ``L K`` and factorise
+        an n x n matrix in float64, whatever ``kernel_dtype``)."""
+        itemsize = np.dtype(self.kernel_dtype).itemsize
+        kernel_bytes = float(n) * n * itemsize
+        if self.solver == "pcg":
+            if self.kernel != "precomputed":  # (a sparse precomputed K: when densified)
+                check_memory(kernel_bytes, f"a {n}x{n} {np.dtype(self.kernel_dtype).name} "
+                             "kernel matrix",
+                             ("" if itemsize == 4 else "Use kernel_dtype='float32' to halve "
+                              "it. ") + f"{type(self).__name__} needs the n x n kernel in "
+                             "memory: use fewer unlabeled points, or a sparse precomputed "
+                             "kernel.")
+            return
+        # the float64 copy of K (if float32), L K, and the (n+1)^2 system and its factors
+        work = 3.0 * (n + 1) ** 2 * 8 + (float(n) * n * 8 if itemsize != 8 else 0.0)
+        hint = (f"solver='pcg', which needs only the kernel ({_fmt_bytes(kernel_bytes)}"
+                + ("" if itemsize == 4 else
+                   f"; {_fmt_bytes(kernel_bytes / 2)} with kernel_dtype='float32'") + ").")
+        check_memory(kernel_bytes + work,
+                     f"{type(self).__name__}(solver={self.solver!r}) on n={n} points (the "
+                     "kernel and an O(n^2) float64 workspace)", "Use " + hint)
 
-    def _laplacian(self, X, W):
-        n = X.shape[0]
-        if self.affinity == "precomputed":
-            if W is None:
-                raise ValueError("affinity='precomputed' needs the graph: fit(X, y, W=W).")
-            W = check_affinity(W)
-            if W.shape[0] != n:
-                raise ValueError(f"W has shape {W.shape} but there are {n} samples.")
-        else:
-            if self.kernel == "precomputed":
-                raise ValueError("with kernel='precomputed' the graph cannot be built from X; "
-                                 "pass affinity='precomputed' and fit(K, y, W=W).")
-            W = knn_graph(X, self.n_neighbors, weights=self.weights, sigma=self.graph_sigma)
-        return laplacian(W, kind=self.laplacian, check=False)
+    def _check_kernel_scale(self, K):
+        """Refuse kernels whose entries would overflow the solvers' products (``K alpha``,
+        ``L K``, ``K^T K``) rather than return inf/NaN coefficients."""
+        limit = 1e100 if K.dtype == np.float64 else 1e15
+        top = float(np.abs(K).max()) if K.size else 0.0
+        if top > limit:
+            raise ValueError(f"the kernel has entries up to {top:.3g}, too large for the "
+                             f"solvers' products in {K.dtype.name} (limit {limit:g}): "
+                             "rescale X (e.g. to unit norm for the polynomial and linear "
+                             "kernels) or the precomputed kernel.")
+
+    def _validation_targets(self, X_val, y_val, n_features):
+        if X_val is None and y_val is None:
+            return None, None
+        if X_val is None or y_val is None:
+            raise ValueError("pass both X_val and y_val, or neither.")
+        X_val = check_array(X_val, accept_sparse="csr", dtype=[np.float64, np.float32],
+                            input_name="X_val")
+        y_val = np.asarray(y_val)
+        if y_val.ndim != 1 or y_val.shape[0] != X_val.shape[0]:
+            raise ValueError(f"X_val has {X_val.shape[0]} rows but y_val has shape "
+                             f"{y_val.shape}.")
+        if X_val.shape[1] != n_features:
+            raise ValueError(f"X_val has {X_val.shape[1]} columns but X has {n_features}.")
+        unknown = np.setdiff1d(np.unique(y_val), self.classes_)
+        if unknown.size:
+            raise ValueError(f"y_val has labels {unknown.tolist()} that are not among the "
+                             f"training classes {self.classes_.tolist()}.")
+        Y_val = self._encode(y_val, self.classes_)
+        K_val = (_dense_kernel(X_val, self.kernel_dtype, "validation kernel")
+                 if self.kernel == "precomputed" else self._kernel(X_val, self.X_fit_))
+        return K_val, Y_val
 
     @staticmethod
     def _encode(y, classes, labeled=None):
@@ -172,36 +269,13 @@ class _LaplacianKernelClassifier(ClassifierMixin, BaseEstimator):
             out[lab, j] = np.where(y[lab] == cl, 1.0, -1.0)
         return out
 
-    def _validation_targets(self, X_val, y_val, n_features):
-        if X_val is None and y_val is None:
-            return None, None
-        if X_val is None or y_val is None:
-            raise ValueError("pass both X_val and y_val, or neither.")
-        X_val = _check_data(X_val, "X_val")
-        y_val = np.asarray(y_val)
-        if y_val.ndim != 1 or y_val.shape[0] != X_val.shape[0]:
-            raise ValueError(f"X_val has {X_val.shape[0]} rows but y_val has shape "
-                             f"{y_val.shape}.")
-        if X_val.shape[1] != n_features:
-            raise ValueError(f"X_val has {X_val.shape[1]} columns but X has {n_features}.")
-        unknown = np.setdiff1d(np.unique(y_val), self.classes_)
-        if unknown.size:
-            raise ValueError(f"y_val has labels {unknown.tolist()} that are not among the "
-                             f"training classes {self.classes_.tolist()}.")
-        Y_val = self._encode(y_val, self.classes_)
-        K_val = (np.asarray(X_val, dtype=np.dtype(self.kernel_dtype))
-                 if self.kernel == "precomputed" else self._kernel(X_val, self.X_fit_))
-        return K_val, Y_val
-
-    def _rules(self, unlabeled, Y_val, n_cols):
-        if self.early_stopping is None:
+    def _rules(self, names, unlabeled, Y_val, n_cols):
+        if not names:
             return []
-        names = ([self.early_stopping] if isinstance(self.early_stopping, str)
-                 else list(self.early_stopping))
         if not unlabeled.any() and any(nm in ("stability", "mixed") for nm in names):
             warnings.warn("every training point is labelled, so the stability check cannot "
                           "run; it is ignored (PCG runs until convergence or max_iter).",
-                          UserWarning, stacklevel=3)
+                          UserWarning, stacklevel=5)
             names = [nm for nm in names if nm != "stability"]
             names = ["validation" if nm == "mixed" else nm for nm in names]
         groups = [None] if (self.joint_stopping or n_cols == 1) else [[j] for j in range(n_cols)]
@@ -209,78 +283,143 @@ class _LaplacianKernelClassifier(ClassifierMixin, BaseEstimator):
                           columns=g, every=self.stop_every)
                 for name in names for g in groups]
 
+    def _pcg_advice(self, rules):
+        """The max_iter warning's advice, consistent with the stopping settings in use."""
+        if not rules:
+            return ("the line search returned 0 (early_stopping=None); raise max_iter, or "
+                    "stop early with early_stopping='stability' (the paper's rule).")
+        names = sorted({rule.name for rule in rules})
+        advice = (f"any stopping condition held (early_stopping={self.early_stopping!r}); "
+                  "raise max_iter")
+        if any(nm in ("grad", "pgrad", "mixed_grad", "obj") for nm in names):
+            advice += ", or loosen stop_tol"
+        if any(nm in ("stability", "validation", "mixed") for nm in names):
+            advice += ", or check less often (a larger stop_every)"
+        return advice + "."
+
+    def _labels(self, f):
+        if f.ndim == 1:
+            return self.classes_[(f >= 0).astype(int)]
+        return self.classes_[np.argmax(f, axis=1)]
+
     # -- public API ------------------------------------------------------------------------
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, *, W=None, X_val=None, y_val=None):
         """Fit on labelled and unlabelled points.
 
         Parameters
         ----------
-        X : array-like or sparse (n, d), or the (n, n) kernel if ``kernel="precomputed"``
-        y : array-like (n,)
-            Class labels, ``-1`` for unlabelled points. Any other labels are accepted.
+        X : array-like or sparse of shape (n_samples, n_features)
+            Training points, or the ``(n, n)`` training kernel if ``kernel="precomputed"``.
+        y : array-like of shape (n_samples,)
+            Class labels of any type, ``-1`` for unlabelled points.
         W : sparse or dense (n, n), optional
-            Affinity matrix, required with ``affinity="precomputed"``.
-        X_val, y_val : optional validation set (labels among the training classes), used by
-            the ``"validation"`` and ``"mixed"`` stopping rules. With
-            ``kernel="precomputed"``, ``X_val`` is the (m, n) kernel to the training points.
+            The graph's affinity matrix; only with ``affinity="precomputed"`` (required
+            then, and refused otherwise: the other affinities build the graph from ``X``).
+        X_val, y_val : optional
+            Validation set (labels among the training classes), used by the
+            ``"validation"`` and ``"mixed"`` stopping rules. With ``kernel="precomputed"``,
+            ``X_val`` is the (m, n) kernel to the training points.
 
         Returns
         -------
         self
         """
-        self._validate_params()
-        X = _check_data(X)
-        y, classes, labeled = check_semisup_labels(_check_target(y), X.shape[0])
+        name = type(self).__name__
+        y = check_semisup_labels(y, estimator=name)[0]  # before any O(n^2) work
+        names = self._rule_names()
+        needs_val = [nm for nm in names if nm in ("validation", "mixed")]
+        if needs_val and X_val is None and self.solver == "pcg":
+            raise ValueError(f"early_stopping={needs_val[0]!r} needs a validation set "
+                             "(fit(..., X_val=..., y_val=...)).")
+        if self.solver == "dual" and not self.gamma_A > 0:
+            raise ValueError("solver='dual' needs gamma_A > 0: its matrix "
+                             "G = 2 gamma_A I + 2 gamma_I L K is singular with gamma_A=0 "
+                             "(L 1 = 0). Use a positive gamma_A, or solver='newton' / 'pcg'.")
+        if self.affinity == "precomputed":
+            if W is None:
+                raise ValueError("affinity='precomputed' needs the graph: fit(X, y, W=W).")
+        else:
+            if W is not None:
+                raise ValueError(f"W is ignored unless affinity='precomputed' (here "
+                                 f"affinity={self.affinity!r} builds the graph from X); "
+                                 "pass affinity='precomputed' to use W, or drop W.")
+            if self.kernel == "precomputed":
+                raise ValueError("with kernel='precomputed' the graph cannot be built from X; "
+                                 "pass affinity='precomputed' and fit(K, y, W=W).")
+        try:
+            n_samples = _num_samples(X)
+        except TypeError:
+            n_samples = None              # not array-like: validation explains below
+        if n_samples:
+            self._check_solver_memory(n_samples)
+        t0 = time.perf_counter()
+        if self.affinity == "precomputed":
+            W, _ = self._fit_graph(W, name="W")
+            X = self._validate_points(X, reset=True)     # n_features_in_ from X, not W
+            if W.shape[0] != X.shape[0]:
+                raise ValueError(f"W has shape {W.shape} but X has {X.shape[0]} samples.")
+        else:
+            W, X = self._fit_graph(X)
+        n = X.shape[0]
+        y, classes, labeled = check_semisup_labels(y, n, estimator=name)
+        if self.kernel == "precomputed" and X.shape[0] != X.shape[1]:
+            raise ValueError("with kernel='precomputed' X must be the square n x n training "
+                             f"kernel, got shape {X.shape}.")
         prev = (getattr(self, "alpha_", None), getattr(self, "intercept_", None))
         same_problem = (self.warm_start and prev[0] is not None
-                        and prev[0].shape[0] == X.shape[0]
+                        and prev[0].shape[0] == n
                         and np.array_equal(getattr(self, "classes_", None), classes))
         self.classes_ = classes
         self.X_fit_ = None if self.kernel == "precomputed" else X
-        self.n_features_in_ = X.shape[1]
-        t0 = time.perf_counter()
-        K = self._train_kernel(X)
-        L0 = self._laplacian(X, W)
-        apply_L = laplacian_operator(L0, self.p)
+        self.kernel_sigma_ = (_scale_sigma(X) if self.kernel_sigma == "scale"
+                              else float(self.kernel_sigma))
+        if self.kernel == "precomputed":
+            K = _dense_kernel(X, self.kernel_dtype, "kernel")
+            _warn_if_not_psd(K, self.random_state)
+        else:
+            K = self._kernel(X)
+            if self.kernel == "rbf":
+                _warn_if_degenerate(K, "the training kernel", "between training points")
+        self._check_kernel_scale(K)
+        L0 = laplacian(W, kind=self.laplacian, check=False)
+        apply_L = laplacian_operator(L0, self.laplacian_power)
         Y = self._encode(y, classes, labeled)
         K_val, Y_val = self._validation_targets(X_val, y_val, X.shape[1])
         self.setup_time_ = time.perf_counter() - t0
         t0 = time.perf_counter()
         warm = dict(alpha0=prev[0], b0=prev[1]) if same_problem else {}
-        res = self._solve(K, apply_L, Y, ~labeled, K_val, Y_val, warm)
+        res = self._solve(K, apply_L, Y, ~labeled, K_val, Y_val, warm, names)
         self.fit_time_ = time.perf_counter() - t0
         self.alpha_ = res.alpha
         self.intercept_ = res.b
-        self.n_iter_ = res.n_iter
-        self.converged_ = res.converged
+        self.n_iter_ = int(res.n_iter)
+        self.converged_ = bool(res.converged)
         self.stop_reason_ = res.stop_reason
         self.history_ = res.history
+        self.transduction_ = self._labels(np.asarray(res.decision, dtype=np.float64))
         return self
 
     def decision_function(self, X):
         """``f(x) = sum_i alpha_i k(x_i, x) + b``: (m,) for two classes (positive means
-        ``classes_[1]``), else (m, n_classes)."""
+        ``classes_[1]``), else (m, n_classes).
+
+        With ``kernel="precomputed"``, ``X`` is the (m, n) kernel to the training points.
+        """
         check_is_fitted(self, "alpha_")
-        X = _check_data(X)
+        X = self._validate_points(X, reset=False)
         if self.kernel == "precomputed":
-            if X.shape[1] != self.alpha_.shape[0]:
-                raise ValueError(f"with kernel='precomputed' X must be the (m, "
-                                 f"{self.alpha_.shape[0]}) kernel to the training points, "
-                                 f"got shape {X.shape}.")
-            Kx = np.asarray(X.toarray() if sp.issparse(X) else X, dtype=np.float64)
+            Kx = _dense_kernel(X, np.float64, "kernel")
         else:
-            if X.shape[1] != self.n_features_in_:
-                raise ValueError(f"X has {X.shape[1]} features, but {type(self).__name__} "
-                                 f"is expecting {self.n_features_in_} features as input.")
             Kx = self._kernel(X, self.X_fit_)
+            if self.kernel == "rbf":
+                _warn_if_degenerate(Kx, "the kernel between these points and the training "
+                                    "points", "to any training point")
         return np.asarray(Kx @ self.alpha_, dtype=np.float64) + self.intercept_
 
     def predict(self, X):
         """Class labels: ``sign(f)`` (0 counted as positive) or the one-vs-all argmax."""
-        f = self.decision_function(X)
-        if f.ndim == 1:
-            return self.classes_[(f >= 0).astype(int)]
-        return self.classes_[np.argmax(f, axis=1)]
+        return self._labels(self.decision_function(X))
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -289,51 +428,59 @@ class _LaplacianKernelClassifier(ClassifierMixin, BaseEstimator):
         return tags
 
 
-_COMMON_DOC = """
+_PARAMS_DOC = """
     Parameters
     ----------
-    gamma_A : float, default=1e-6
+    gamma_A : float >= 0, default=1e-6
         Weight of the ambient (RKHS) norm ``alpha^T K alpha`` (lapsvmp's default).
-    gamma_I : float, default=1.0
+    gamma_I : float >= 0, default=1.0
         Weight of the intrinsic norm ``f^T L^p f``.
     kernel : {"rbf", "polynomial", "linear", "precomputed"}, default="rbf"
-        ``rbf``: ``exp(-||x - x'||^2 / (2 sigma^2))``; ``polynomial``:
+        ``rbf``: ``exp(-||x - x'||^2 / (2 kernel_sigma^2))``; ``polynomial``:
         ``(x^T x' + coef0)^degree`` (the paper's MNIST kernel is ``degree=9, coef0=0`` on
-        unit-norm vectors); ``precomputed``: ``X`` is the kernel matrix.
-    sigma : float, default=1.0
-        RBF kernel width.
-    degree : int, default=3
+        unit-norm vectors); ``precomputed``: ``X`` is the kernel matrix (then the graph
+        must be given: ``affinity="precomputed"`` and ``fit(K, y, W=W)``).
+    kernel_sigma : float > 0 or "scale", default="scale"
+        RBF kernel width (not the graph's heat width, which is ``graph_sigma``). "scale"
+        adapts it to the data as scikit-learn's ``gamma="scale"``: ``sigma^2 = d Var(X) / 2``
+        (``kernel_sigma_`` holds the value used). A warning says when the kernel is
+        numerically zero away from the training points (a width far below the data's
+        distances).
+    degree : int >= 1, default=3
     coef0 : float, default=0.0
         Polynomial kernel parameters.
-    affinity : {"knn", "precomputed"}, default="knn"
-        Build a kNN graph from ``X``, or take ``W`` passed to ``fit``.
-    n_neighbors : int, default=6
-        Neighbours of the kNN graph (lapsvmp's default).
-    weights : {"heat", "binary", "distance"}, default="heat"
-        Edge weights; ``heat`` uses ``exp(-d^2 / (2 t^2))``.
-    graph_sigma : float or None, default=None
-        Heat width ``t``; ``None`` is lapsvmp's ``t = 0`` rule (the mean kNN distance).
+    affinity, n_neighbors, weights, graph_sigma, threshold, metric, knn_method, n_jobs, \
+random_state :
+        The graph parameters, shared by every graph-based estimator
+        (:mod:`semisup.graph.frontend`): ``affinity="knn"`` (default) builds the symmetric
+        ``n_neighbors``-NN graph of ``X`` (default 10; lapsvmp's protocol uses 6) with heat
+        weights of width ``graph_sigma`` (None: the mean kNN distance, lapsvmp's ``t = 0``
+        rule); ``"precomputed"`` takes the affinity ``W`` passed to ``fit``. A ``W`` given
+        with another affinity is refused. ``random_state`` also seeds the random principal
+        submatrix of the PSD check of a precomputed kernel (above 1000 points).
     laplacian : {"normalized", "unnormalized"}, default="normalized"
         The paper used the normalised Laplacian.
-    p : int, default=1
-        Laplacian power (``L^p`` is applied lazily, never formed).
+    laplacian_power : int >= 1, default=1
+        Laplacian power ``p`` (``L^p`` is applied lazily, never formed).
     use_bias : bool, default=False
         Include a bias ``b`` (lapsvmp's default is no bias).
-    early_stopping : str, list of str or None
+%(solver)s
+    early_stopping : str, list of str or None, default="stability"
         PCG goal condition(s): ``"stability"``, ``"validation"``, ``"mixed"`` (the paper's,
         checked every ``stop_every`` iterations) or the classical ``"grad"``, ``"pgrad"``,
         ``"mixed_grad"``, ``"obj"``. ``None`` runs PCG until the line search returns 0 or
         ``max_iter``. Ignored by the direct solvers.
-    stop_tol : float or None
+    stop_tol : float > 0 or None, default=None
         Threshold of the classical rules (1e-8 for norms, 1e-6 for the objective).
-    stop_every : int or None
+    stop_every : int >= 1 or None, default=None
         Check interval ``theta``; ``None`` is ``round(sqrt(n) / 2)``.
     joint_stopping : bool, default=True
         For more than two classes, check the data-based rules on the joint one-vs-all
         decision (the paper's suggestion for COIL20) instead of per binary problem.
-    max_iter : int or None
-        Newton steps (default 50) or PCG iterations (default 1000).
-    refresh_every : int or None, default=50
+    max_iter : int >= 1 or None, default=None
+        Newton steps (default 50) or PCG iterations (default 1000); for the dual solver,
+        libsvm's iterations (default 100 000).
+    refresh_every : int >= 1 or None, default=50
         PCG: recompute ``K alpha`` and ``K d`` every this many iterations (2 extra products).
     kernel_dtype : {"float64", "float32"}, default="float64"
         float32 halves the memory of ``K`` and the time of its products (PCG);
@@ -342,22 +489,56 @@ _COMMON_DOC = """
         Start from the previous solution when refitting the same points and classes
         (e.g. along a ``gamma_A, gamma_I`` grid).
     verbose : bool, default=False
+        Print PCG's progress.
 
     Attributes
     ----------
     classes_ : ndarray
-    X_fit_ : ndarray or sparse (n, d)
-        Training points (or the training kernel), needed for out-of-sample predictions.
+    kernel_sigma_ : float
+        The RBF width used (from ``kernel_sigma``, or the data for ``"scale"``).
+    transduction_ : ndarray of shape (n_samples,)
+        Labels of the training points from their decision values ``K alpha + b`` (the
+        same rule as :meth:`predict`; no extra kernel product).
+    X_fit_ : ndarray or sparse (n, d), or None
+        Training points, needed for out-of-sample predictions (None with
+        ``kernel="precomputed"``).
     alpha_ : ndarray (n,) or (n, n_classes)
     intercept_ : float or ndarray (n_classes,)
     n_iter_ : int
-        Newton steps or PCG iterations.
+        Newton steps, PCG iterations, or 1 (dual).
     converged_ : bool
     stop_reason_ : str
     history_ : dict
         Per-iteration records of the solver and of every stopping rule.
+    affinity_matrix_ : scipy.sparse.csr_matrix
+        The graph used.
+    graph_sigma_ : float or None
+        Heat width of the graph (``weights="heat"``, built from ``X``).
+    n_features_in_ : int
     setup_time_, fit_time_ : float
         Seconds spent building K and L, and in the solver.
+
+    Raises
+    ------
+    MemoryError
+        Before any O(n^2) work, when the kernel (and, for the direct solvers, their
+        O(n^2) float64 workspace) cannot fit; the message gives the estimate and the
+        option that would fit.
+"""
+
+_EXAMPLE = """
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.datasets import make_moons
+    >>> from semisup import %(name)s
+    >>> X, t = make_moons(100, noise=0.05, random_state=0)
+    >>> y = np.full(100, -1)                           # -1: unlabeled
+    >>> y[[np.flatnonzero(t == 0)[0], np.flatnonzero(t == 1)[0]]] = [0, 1]
+    >>> clf = %(name)s(kernel_sigma=0.35, n_neighbors=6, gamma_A=1e-2,
+    ...               laplacian="unnormalized", use_bias=True%(extra)s).fit(X, y)
+    >>> float((clf.transduction_ == t).mean()) > 0.9
+    True
 """
 
 
@@ -368,29 +549,32 @@ class LapSVM(_LaplacianKernelClassifier):
     ``O(n^3)``), by preconditioned conjugate gradient with the exact line search and
     early stopping (Algorithm 1, ``O(k n^2)``), or — as a baseline — the original
     L1-hinge LapSVM through its dual (eq. 5–6, libsvm).
-
+""" + _PARAMS_DOC % dict(solver="""\
     solver : {"pcg", "newton", "dual"}, default="pcg"
         ``"pcg"`` (with ``early_stopping``, the paper's recommendation), ``"newton"``
         (exact, ``O(n^3)``) or ``"dual"`` (the original L1-hinge LapSVM, always with a bias,
-        ``O(n^3)``; ``early_stopping`` and ``use_bias`` are ignored).
-""" + _COMMON_DOC
+        ``O(n^3)``, needs ``gamma_A > 0``; ``early_stopping`` and ``use_bias`` are
+        ignored).""") + _EXAMPLE % dict(name="LapSVM", extra=', solver="newton"')
 
+    _parameter_constraints = {
+        **_LaplacianKernelClassifier._parameter_constraints,
+        "solver": [StrOptions({"pcg", "newton", "dual"})],
+    }
     _hinge = True
-    _solvers = ("pcg", "newton", "dual")
 
-    def _solve(self, K, apply_L, Y, unlabeled, K_val, Y_val, warm):
+    def _solve(self, K, apply_L, Y, unlabeled, K_val, Y_val, warm, names):
         common = dict(gamma_A=self.gamma_A, gamma_I=self.gamma_I)
         if self.solver == "dual":
-            return dual_lapsvm(K, apply_L, Y, **common)
+            return dual_lapsvm(K, apply_L, Y, max_iter=self.max_iter, **common)
         if self.solver == "newton":
             return newton(K, apply_L, Y, use_bias=self.use_bias, hinge=self._hinge,
                           max_iter=50 if self.max_iter is None else self.max_iter,
-                          **warm, **common)
-        rules = self._rules(unlabeled, Y_val, 1 if Y.ndim == 1 else Y.shape[1])
+                          _advice="raise max_iter.", **warm, **common)
+        rules = self._rules(names, unlabeled, Y_val, 1 if Y.ndim == 1 else Y.shape[1])
         return pcg(K, apply_L, Y, use_bias=self.use_bias, hinge=self._hinge,
                    max_iter=1000 if self.max_iter is None else self.max_iter,
                    stopping=rules, refresh_every=self.refresh_every, K_val=K_val,
-                   verbose=self.verbose, **warm, **common)
+                   verbose=self.verbose, _advice=self._pcg_advice(rules), **warm, **common)
 
 
 class LapRLS(_LaplacianKernelClassifier):
@@ -398,20 +582,23 @@ class LapRLS(_LaplacianKernelClassifier):
 
     Solved in closed form (one dense ``O(n^3)`` system, eq. 14) or by the same PCG as
     LapSVM, whose line search is then a single closed-form step.
-
+""" + _PARAMS_DOC % dict(solver="""\
     solver : {"pcg", "closed_form"}, default="pcg"
-        PCG with the closed-form step (and ``early_stopping``) or one dense solve.
-""" + _COMMON_DOC
+        PCG with the closed-form step (and ``early_stopping``) or one dense solve.""") + \
+        _EXAMPLE % dict(name="LapRLS", extra="")
 
+    _parameter_constraints = {
+        **_LaplacianKernelClassifier._parameter_constraints,
+        "solver": [StrOptions({"pcg", "closed_form"})],
+    }
     _hinge = False
-    _solvers = ("pcg", "closed_form")
 
-    def _solve(self, K, apply_L, Y, unlabeled, K_val, Y_val, warm):
+    def _solve(self, K, apply_L, Y, unlabeled, K_val, Y_val, warm, names):
         common = dict(gamma_A=self.gamma_A, gamma_I=self.gamma_I, use_bias=self.use_bias,
                       hinge=False)
         if self.solver == "closed_form":
             return newton(K, apply_L, Y, max_iter=1, **common)
-        rules = self._rules(unlabeled, Y_val, 1 if Y.ndim == 1 else Y.shape[1])
+        rules = self._rules(names, unlabeled, Y_val, 1 if Y.ndim == 1 else Y.shape[1])
         return pcg(K, apply_L, Y, max_iter=1000 if self.max_iter is None else self.max_iter,
                    stopping=rules, refresh_every=self.refresh_every, K_val=K_val,
-                   verbose=self.verbose, **warm, **common)
+                   verbose=self.verbose, _advice=self._pcg_advice(rules), **warm, **common)

@@ -17,6 +17,8 @@ use :func:`semisup.lapsvm.pcg.pcg`, which never forms ``L K``.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import scipy.linalg as sla
 
@@ -57,7 +59,8 @@ def _full_hessian_step(K, apply_L, LK, E, y, gamma_I, use_bias):
 
 def newton(K, L, y, *, gamma_A: float, gamma_I: float, power: int = 1,
            use_bias: bool = False, hinge: bool = True, max_iter: int = 50,
-           line_search: bool = False, alpha0=None, b0=None, LK=None) -> SolverResult:
+           line_search: bool = False, alpha0=None, b0=None, LK=None,
+           _advice: str | None = None) -> SolverResult:
     """Primal LapSVM by Newton's method (eq. 10); LapRLS with ``hinge=False``.
 
     Parameters
@@ -86,6 +89,9 @@ def newton(K, L, y, *, gamma_A: float, gamma_I: float, power: int = 1,
     alpha0, b0 : optional warm start (``E`` is computed from it).
     LK : ndarray (n, n), optional
         Precomputed ``L K`` (e.g. shared along a parameter grid).
+    _advice : str, optional
+        What the ConvergenceWarning at ``max_iter`` advises (the estimators word it with
+        their own parameter names).
 
     Returns
     -------
@@ -115,6 +121,8 @@ def newton(K, L, y, *, gamma_A: float, gamma_I: float, power: int = 1,
     iters = np.zeros(c, dtype=int)
     converged = np.zeros(c, dtype=bool)
     E_prev = None
+    fallback = gamma_A <= 0
+    ill_conditioned = False
     for t in range(max_iter + 1):
         F = Kd @ A + B
         E = error_mask(F, Y, hinge)
@@ -131,13 +139,36 @@ def newton(K, L, y, *, gamma_A: float, gamma_I: float, power: int = 1,
         for cols in groups.values():
             Ej = E[:, cols[0]]
             rhs = np.where(E[:, cols], Y[:, cols], 0.0)
+            Z = None
             if gamma_A > 0:
                 M = _newton_matrix(Kd, LK, L1, Ej, gamma_A, gamma_I, use_bias)
-                Z = sla.solve(M, np.vstack([np.zeros((1, len(cols))), rhs]) if use_bias
-                              else rhs, check_finite=False)
+                try:
+                    with warnings.catch_warnings(record=True) as caught:
+                        warnings.simplefilter("always", sla.LinAlgWarning)
+                        Z = sla.solve(M, np.vstack([np.zeros((1, len(cols))), rhs])
+                                      if use_bias else rhs, check_finite=False)
+                    for w in caught:
+                        if issubclass(w.category, sla.LinAlgWarning):
+                            ill_conditioned = True
+                        else:
+                            warnings.warn_explicit(w.message, w.category, w.filename,
+                                                   w.lineno)
+                except np.linalg.LinAlgError:
+                    Z = None
+                if Z is not None and not np.isfinite(Z).all():
+                    Z = None
+            if Z is not None:
                 b_new, a_new = (Z[0], Z[1:]) if use_bias else (np.zeros(len(cols)), Z)
             else:
+                # gamma_A = 0, or the bordered system is exactly singular (e.g. gamma_I = 0
+                # with the bias column zero, duplicate points): a least-squares step on the
+                # full Hessian system is still a Newton step
+                fallback = True
                 b_new, a_new = _full_hessian_step(Kd, apply_L, LK, Ej, rhs, gamma_I, use_bias)
+            if not (np.isfinite(a_new).all() and np.isfinite(b_new).all()):
+                raise ValueError("Newton's method produced non-finite coefficients: the "
+                                 "kernel or the Laplacian is too badly scaled (check the "
+                                 "magnitudes of X and of the kernel); increase gamma_A.")
             for k, j in enumerate(cols):
                 s = 1.0
                 if line_search:
@@ -155,15 +186,26 @@ def newton(K, L, y, *, gamma_A: float, gamma_I: float, power: int = 1,
         hist["obj"].append(objective(Kd, apply_L, Y[:, 0], A[:, 0], B[0] if use_bias else None,
                                      gamma_A=gamma_A, gamma_I=gamma_I, hinge=hinge))
     alphas, bs = A, B
+    if ill_conditioned:
+        # scipy's LinAlgWarning, said once and with the parameters that control it
+        warnings.warn("the Newton system (I_E K + gamma_A I + gamma_I L K) is numerically "
+                      f"ill-conditioned (gamma_A={gamma_A:g}, largest |K| entry "
+                      f"{float(np.abs(Kd).max()):.3g}): the coefficients alpha may be "
+                      "inaccurate. Increase gamma_A, or rescale the kernel (e.g. X to unit "
+                      "norm for a polynomial or linear kernel).", UserWarning, stacklevel=3)
     if not converged.all():
         warn_convergence(f"Newton's method reached max_iter={max_iter} with the error-vector "
-                         "set still changing; raise max_iter or enable line_search=True.")
+                         "set still changing; " + (
+                             _advice if _advice is not None else
+                             "raise max_iter" + ("" if line_search else
+                                                 " or pass line_search=True") + "."))
     return SolverResult(alpha=alphas[:, 0] if squeeze else alphas,
                         b=float(bs[0]) if squeeze else bs, n_iter=int(iters.max()),
                         converged=bool(converged.all()),
                         stop_reason="error vectors unchanged" if converged.all() else "max_iter",
                         history=hist, n_iter_per_column=iters,
-                        info={"full_hessian_fallback": gamma_A <= 0})
+                        info={"full_hessian_fallback": fallback},
+                        decision=F[:, 0].copy() if squeeze else F.copy())
 
 
 def laprls_closed_form(K, L, y, *, gamma_A: float, gamma_I: float, power: int = 1,

@@ -33,6 +33,9 @@ class SolverResult:
         Iteration at which each one-vs-all column stopped.
     info : dict
         Anything else worth reporting (e.g. a ridge added to K).
+    decision : ndarray (n,) or (n, c), optional
+        ``f = K alpha + b`` on the training points as the solver last evaluated it (no
+        extra kernel product); the estimators read ``transduction_`` from it.
     """
 
     alpha: np.ndarray
@@ -43,3 +46,4 @@ class SolverResult:
     history: dict = field(default_factory=dict)
     n_iter_per_column: np.ndarray | None = None
     info: dict = field(default_factory=dict)
+    decision: np.ndarray | None = None

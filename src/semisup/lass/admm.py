@@ -50,7 +50,7 @@ from .._validation import check_finite, check_memory, warn_convergence
 from ..linalg.simplex import project_simplex_rows
 from ..linalg.spd import SPDSolver
 from .apg import apg
-from .kkt import lass_multipliers
+from .kkt import kkt_residual, lass_multipliers
 
 #: inexact Z-updates: the max-norm error of each CG solve is at most this fraction of the
 #: previous iteration's progress ``max(max|Z - Zold|, max|Z - Y|)`` (floored at ``tol``).
@@ -64,6 +64,21 @@ DENSE_EIG_MAX = 500
 #: root, so a rough value is enough (measured on a 100 000-node 10-NN graph: 0.1758 after
 #: 100 iterations, 10 s, against 0.1778 after 300, 30 s).
 FIEDLER_MAXITER = 40
+#: ``lam * max degree / max|G|`` below this is solved as ``lam = 0`` (with a warning): the
+#: Laplacian term is below the rounding of the expert term.
+LAM_MIN = 1e-12
+
+#: ``solver="auto"``: APG when ``lam * max degree / max|G|`` is at most this (else ADMM,
+#: below :data:`APG_MIN_N` items).
+APG_MAX_LAM = 10.0
+
+#: ``rho="auto"``: floor of ``mu_2 / mu_N`` (caps the condition number of ``A`` at 1e8).
+RHO_MIN_RATIO = 1e-8
+
+#: ADMM's two-part test holds on its iterates; it is accepted as convergence only when the
+#: KKT residual of the projected point is at most ``KKT_FACTOR * tol`` (in units of max|G|).
+KKT_FACTOR = 100.0
+
 #: ``solver="auto"``: problems with at least this many (non-isolated) items use the
 #: accelerated projected gradient of :mod:`semisup.lass.apg` instead of ADMM (measured on
 #: the 10-NN Gaussian-cluster benchmark, N = 10 000, K = 10, one thread: APG 1 000
@@ -243,7 +258,10 @@ def auto_rho(L, lam: float, labels=None) -> np.ndarray:
     for c in np.nonzero(counts > 1)[0]:
         s, e = bounds[c], bounds[c + 1]
         mu2, mun = _component_eigs(Lp[s:e, s:e])
-        rho[order[s:e]] = 2.0 * lam * np.sqrt(max(mu2, 1e-300) * mun)
+        # Floor mu_2 at RHO_MIN_RATIO mu_N: a numerically disconnected component (mu_2
+        # rounding to ~0, e.g. heat weights far below the point spacing) would otherwise
+        # make rho underflow and A = 2 lam L + rho I singular (issue #16 items 2 and 8).
+        rho[order[s:e]] = 2.0 * lam * np.sqrt(max(mu2, RHO_MIN_RATIO * mun) * mun)
     return rho
 
 
@@ -270,6 +288,7 @@ def _admm(L, G, lam, rho, Y, U, *, tol, max_iter, solver, stopping, check_every,
         B *= rho_c
         B += G
         B -= nu[:, None]
+        err_used = err
         Z = spd.solve(B, X0=X0, rtol=0.0, atol=CG_FORCING * rho_min * max(err, tol),
                       norm="inf")
         check = t % check_every == 0 or t == max_iter
@@ -297,7 +316,12 @@ def _admm(L, G, lam, rho, Y, U, *, tol, max_iter, solver, stopping, check_every,
             if verbose and (t % 50 == 0 or t == 1):
                 log(f"[lass] iter {t}: max|dZ| = {change:.3g}, max|Z-Y| = {primal:.3g}",
                     verbose)
-            if change < tol and (stopping == "change" or primal < tol):
+            # With inexact (CG) Z-updates the test is meaningful only once the solve was
+            # accurate to the tolerance itself (its error is at most CG_FORCING max(err, tol)
+            # in the inf-norm): a loose early solve can return its starting point and fake
+            # a zero change (issue #16 item 16). Then solve once more, tightly, and re-test.
+            exact = spd.method_ != "cg" or err_used <= tol
+            if change < tol and (stopping == "change" or primal < tol) and exact:
                 converged = True
                 Zold = Z
                 break
@@ -373,6 +397,44 @@ def solve(L, G, lam: float, *, rho="auto", Y0=None, U0=None, tol: float = 1e-5,
     factor, or a few sparse products ``A @ P`` (O(nnz(L) K) each) on the CG path. Memory:
     about nine N x K float64 arrays plus the graph (and the factor, if direct).
     """
+    # The minimiser is invariant under (G, lam) -> (G / s, lam / s) and (L, lam) ->
+    # (L / c, lam c). Solve the problem with max|G| and the largest degree scaled to about
+    # 1 (powers of two: exact in floating point), so that neither G * 1e300 nor heat weights
+    # of 1e-200 overflow or underflow the solvers (issue #16 items 2, 8 and 12).
+    L = _check_laplacian(L)
+    G = _check_G(G, L.shape[0])
+    lam = _check_scalar(lam, "lam", positive=False)
+    gmax = float(np.abs(G).max()) if G.size else 0.0
+    dmax = float(L.diagonal().max()) if L.shape[0] else 0.0
+    sG = 2.0 ** np.ceil(np.log2(gmax)) if gmax > 0 else 1.0
+    sL = 2.0 ** np.ceil(np.log2(dmax)) if dmax > 0 else 1.0
+    lam_s = lam * (sL / sG)
+    if lam > 0 and not LAM_MIN < lam_s < np.inf:
+        if lam_s == np.inf:
+            raise ValueError(f"lam * L (largest degree {dmax:.3g}, lam={lam:g}) overflows "
+                             f"against G (max |G| = {gmax:.3g}): rescale W or G.")
+        lam_s = 0.0
+        warnings.warn(f"lam * L (largest degree {dmax:.3g}, lam={lam:g}) is negligible "
+                      f"against G (max |G| = {gmax:.3g}) in float64: solved as lam = 0. "
+                      "Rescale W or G, or increase lam.", UserWarning, stacklevel=2)
+    if not isinstance(rho, str):
+        rho = _check_scalar(rho, "rho", positive=True) / sG
+    res = _solve(L / sL if sL != 1.0 else L, G / sG if sG != 1.0 else G, lam_s, rho=rho,
+                 Y0=Y0, U0=U0, tol=tol, max_iter=max_iter, solver=solver, stopping=stopping,
+                 check_every=check_every, project=project, track_objective=track_objective,
+                 warn_nonunique=warn_nonunique, verbose=verbose, callback=callback)
+    if sG != 1.0:      # multipliers and objectives back in the units of G
+        for name in ("mu", "Xi", "nu", "rho"):
+            setattr(res, name, getattr(res, name) * sG)
+        for key in ("objective", "gap"):
+            if key in res.history:
+                res.history[key] = np.asarray(res.history[key]) * sG
+    return res
+
+
+def _solve(L, G, lam: float, *, rho, Y0, U0, tol, max_iter, solver, stopping, check_every,
+           project, track_objective, warn_nonunique, verbose, callback) -> LassResult:
+    """:func:`solve` on a problem scaled to max|G| ~ 1 and largest degree ~ 1."""
     L = _check_laplacian(L)
     N = L.shape[0]
     G = _check_G(G, N)
@@ -406,7 +468,13 @@ def solve(L, G, lam: float, *, rho="auto", Y0=None, U0=None, tol: float = 1e-5,
     if lam == 0:
         isolated[:] = True
     n_active = int((~isolated).sum())
-    use_apg = solver == "apg" or (solver == "auto" and n_active >= APG_MIN_N)
+    # lam here is lam * (largest degree) / max|G| (the problem is scaled by solve): APG is
+    # the faster and surer solver unless the smoothing dominates the expert term (measured
+    # in docs/benchmarks/lass.md: ADMM failed to converge in 1000 iterations on most
+    # two-moons / blobs graphs at lam <= 10, where APG certified its gap in 1-800)
+    # (a numeric rho asks for ADMM)
+    use_apg = solver == "apg" or (solver == "auto" and (n_active >= APG_MIN_N or (
+        auto and lam <= APG_MAX_LAM)))
     t0 = time.perf_counter()
     if use_apg:
         rho_vec = np.ones(N)  # APG has no penalty; 1 keeps U = -Xi / rho meaningful
@@ -485,12 +553,22 @@ def solve(L, G, lam: float, *, rho="auto", Y0=None, U0=None, tol: float = 1e-5,
             track_objective=track_objective, warm=warm, verbose=verbose, callback=callback)
     Zp = project_simplex_rows(Za) if project else Za
     mua, Xia = lass_multipliers(Zp, La, Ga, lam)
+    kkt = kkt_residual(Zp, La, Ga, lam, mua, Xia)["max"] if conv else 0.0
+    if kkt > KKT_FACTOR * tol:
+        # the iterates stopped moving, but the point is not optimal (slow ADMM progress
+        # looks like convergence on hard graphs): not reported as converged
+        conv = False
+        warn_convergence(
+            f"LASS ADMM stopped changing after {t} iterations (tol = {tol:g}) but the KKT "
+            f"residual of the result is {kkt:.3g} (x max|G|), above {KKT_FACTOR * tol:g}: "
+            "the assignments are not optimal to tol. Use solver='apg' (certified objective "
+            "gap) or a smaller tol.")
     Z_raw[act], Z[act], Y[act], U[act], nu[act] = Za, Zp, Ya, Ua, nua
     mu[act], Xi[act] = mua, Xia
     res.n_iter, res.converged, res.solver, res.cg_iter = t, conv, method, cg_iter
     res.history = {k: np.asarray(v) for k, v in hist.items()}
     res.timings.update(timings)
-    if not conv:
+    if not conv and not kkt:
         change = hist["change"][-1] if hist["change"] else float("nan")
         primal = hist["primal"][-1] if hist["primal"] else float("nan")
         warn_convergence(

@@ -71,11 +71,11 @@ def kkt_residual(Z, L, G, lam: float, mu=None, Xi=None) -> dict:
 
     Multipliers default to :func:`lass_multipliers`. Returns the max-norm violations
 
-    ``stationarity``  max |2 lam L Z - G - mu 1^T - Xi|          (a)
-    ``equality``      max |Z 1 - 1|                              (b)
+    ``stationarity``  max abs(2 lam L Z - G - mu 1^T - Xi)       (a)
+    ``equality``      max abs(Z 1 - 1)                           (b)
     ``bounds``        max(0, -min Z)                             (c)
     ``dual``          max(0, -min Xi)                            (d)
-    ``complementarity`` max |Xi o Z|                             (e)
+    ``complementarity`` max abs(Xi o Z)                          (e)
     ``max``           the largest of these.
 
     All are 0 exactly at a solution; compare against ``tol * max(1, max|G|)``.

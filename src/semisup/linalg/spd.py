@@ -18,6 +18,7 @@ against 0.25 ms for one sparse product), and a 20 000-node one took 170 s to fac
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -25,6 +26,8 @@ import scipy.linalg as sla
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 from scipy.sparse.csgraph import reverse_cuthill_mckee
+
+from .._validation import check_memory
 
 #: ``method="auto"``: dense Cholesky up to this many rows.
 DENSE_MAX_N = 500
@@ -198,6 +201,8 @@ class SPDSolver:
                 self.envelope_ratio_ = rcm_envelope(A) / max(A.nnz, 1)
                 method = ("direct" if self.envelope_ratio_ <= ENVELOPE_MAX_RATIO
                           and n <= DIRECT_MAX_N else "cg")
+        elif method == "direct" and sp.issparse(A) and n > DENSE_MAX_N:
+            self._check_direct_fill(A)
         if method == "direct":
             if not sp.issparse(A) or n <= DENSE_MAX_N:
                 dense = A.toarray() if sp.issparse(A) else np.asarray(A, dtype=np.float64)
@@ -213,6 +218,27 @@ class SPDSolver:
         else:
             self._diag = A.diagonal() if sp.issparse(A) else np.diag(A).copy()
             self.method_ = "cg"
+
+    def _check_direct_fill(self, A):
+        """Refuse (or warn about) a sparse factorisation that the measured fill makes hopeless.
+
+        The RCM envelope bounds the factor's non-zeros (a fill-reducing ordering may do
+        better, but on graphs with large envelopes, kNN graphs and expanders, the factor is
+        dense-like and its time grows like its size squared): refuse when the envelope
+        cannot fit in memory, warn when it is beyond what ``"auto"`` accepts.
+        """
+        env = rcm_envelope(A)
+        self.envelope_ratio_ = env / max(A.nnz, 1)
+        if self.envelope_ratio_ <= ENVELOPE_MAX_RATIO:
+            return
+        n = A.shape[0]
+        check_memory(16.0 * env, f"a sparse Cholesky factor of the {n}x{n} system "
+                     f"(envelope {env:.3g} entries, {self.envelope_ratio_:.0f}x its non-zeros)",
+                     "Use solver='cg' (or 'auto', which measures the fill and picks CG).")
+        warnings.warn(f"solver='direct' on a {n}x{n} system whose measured fill is high "
+                      f"(RCM envelope {self.envelope_ratio_:.0f}x its non-zeros): the "
+                      "factorisation may be slow and large; solver='cg' or 'auto' avoids it.",
+                      UserWarning, stacklevel=4)
 
     def solve(self, B, X0=None, *, rtol: float | None = None, atol: float = 0.0,
               norm: str = "2") -> np.ndarray:

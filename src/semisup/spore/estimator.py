@@ -1,100 +1,190 @@
 """scikit-learn estimators for SPORE and MKL-SPORE (Shivanna et al., NIPS 2015).
 
-Transductive: ``fit(A, y)`` learns labels for every vertex of the graph; there is no
-out-of-sample ``predict``. See spore.md §3.1 before relying on the predictions: the exact
-SPORE optimum carries no information about unlabelled vertices, so the scores come from the
-early-stopped IIP path and depend on ``K0`` and ``n_outer``.
+Transductive: ``fit(X, y)`` learns labels for every vertex of the graph; ``predict`` and
+``decision_function`` answer only for the ``X`` passed to ``fit`` (there is no out-of-sample
+rule). See spore.md §3.1 before relying on the predictions: the exact SPORE optimum carries
+no information about unlabelled vertices, so the scores come from the early-stopped IIP path
+and depend on ``K0`` and ``n_outer``.
 """
 
 from __future__ import annotations
 
 import warnings
+from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import BaseEstimator
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import _num_samples
 
-from .._validation import check_affinity, check_memory, check_semisup_labels
-from .iip import default_K0, iip_spore
+from .._base import TransductiveMixin, _fingerprint, _fit_context
+from .._validation import _as_numeric_matrix, check_memory, check_semisup_labels
+from ..graph import connected_components
+from ..graph.frontend import GRAPH_PARAMETER_CONSTRAINTS, GraphMixin
+from .iip import default_K0, iip_spore, lanczos_start
 from .mkl import mkl_spore
+from .svm_dual import sign_predictions
 
 __all__ = ["SPORE", "MultiGraphSPORE"]
 
-_AFFINITIES = ("precomputed", "rbf_threshold", "cosine_threshold", "knn")
 #: float32 iterates above this many vertices (LAPACK ~3x faster, half the memory)
 FLOAT32_MIN_N = 1000
 
 
-def _check_params(C, beta, n_outer, n_inner):
-    if not (np.isfinite(C) and C > 0):
-        raise ValueError(f"C must be a positive finite number, got {C!r}.")
-    if not (np.isfinite(beta) and beta >= 0):
-        raise ValueError(f"beta must be a non-negative finite number, got {beta!r}.")
-    if int(n_outer) != n_outer or n_outer < 1:
-        raise ValueError(f"n_outer must be a positive integer, got {n_outer!r}.")
-    if n_inner is not None and (int(n_inner) != n_inner or n_inner < 1):
-        raise ValueError(f"n_inner must be a positive integer or None, got {n_inner!r}.")
+# ------------------------------------------------------------------ shared by the estimators
+def _n_vertices(X):
+    """Number of vertices read from the input alone (before any graph is built), or None."""
+    try:
+        return int(_num_samples(X))
+    except TypeError:
+        return None
 
 
-def _build_graph(X, affinity, threshold, n_neighbors):
-    from .. import graph
-    if affinity == "rbf_threshold":
-        return graph.rbf_threshold_graph(X, threshold="mean" if threshold is None
-                                         else threshold)
-    if affinity == "cosine_threshold":
-        # None: similarity > 0.6, the paper's MNIST graph (cosine distance < 0.4)
-        return graph.cosine_threshold_graph(X, threshold=0.6 if threshold is None
-                                            else threshold)
-    return graph.knn_graph(X, n_neighbors)
+def _dtype_for(dtype, n):
+    if dtype == "auto":
+        return np.float32 if n > FLOAT32_MIN_N else np.float64
+    return np.dtype(dtype).type
 
 
-def _simple_graph(X, affinity, threshold, n_neighbors, name="A"):
-    """Validated 0/1 adjacency of a simple graph (what SPORE is defined on)."""
-    if affinity not in _AFFINITIES:
-        raise ValueError(f"affinity must be one of {_AFFINITIES}, got {affinity!r}.")
-    W = X if affinity == "precomputed" else _build_graph(X, affinity, threshold, n_neighbors)
-    W = check_affinity(W, name)
-    if W.nnz and not np.all(W.data == 1.0):
-        warnings.warn(f"{name} is weighted; SPORE is defined on simple graphs, so only the "
-                      "edge pattern (weight > 0) is used.", UserWarning, stacklevel=3)
-    A = sp.csr_matrix((np.ones(W.nnz), W.indices, W.indptr), shape=W.shape)
-    return A
-
-
-def _check_dense_memory(n, n_graphs, dtype):
+def _check_dense_memory(n, n_graphs, dtype, name="SPORE"):
     # K, V, the FISTA variables (a, b, ya, yb, new copies), eigenvectors, the best iterate
     nbytes = 14.0 * n_graphs * n * n * np.dtype(dtype).itemsize
-    check_memory(nbytes, f"SPORE on {n} vertices (dense {n}x{n} kernels)",
-                 "SPORE learns a dense n x n kernel; subsample the graph or split it into "
-                 "connected components.")
+    what = (f"{name} on {n} vertices (dense {n}x{n} kernels"
+            + (f", {n_graphs} graphs)" if n_graphs > 1 else ")"))
+    hint = ("SPORE learns a dense n x n kernel per graph; subsample the graph or split it "
+            "into connected components.")
+    if np.dtype(dtype) == np.float64:
+        hint = "dtype='float32' halves the memory. " + hint
+    check_memory(nbytes, what, hint)
 
 
-def _labels(y, n):
-    y, classes, labeled = check_semisup_labels(y, n)
+def _check_K0(K0, n):
+    """A user start kernel: numeric, (n, n), finite and symmetric (named K0 in errors)."""
+    K = _as_numeric_matrix(K0.toarray() if sp.issparse(K0) else K0, "K0")
+    if K.shape != (n, n):
+        raise ValueError(f"K0 has shape {K.shape} but the graph has {n} vertices; give an "
+                         f"({n}, {n}) start kernel or K0='coupled'.")
+    K = K.astype(np.float64, copy=False)
+    bad = ~np.isfinite(K)
+    if bad.any():
+        raise ValueError(f"K0 contains {int(bad.sum())} NaN or infinite value(s); the start "
+                         "kernel must be finite.")
+    asym = float(np.abs(K - K.T).max()) if n else 0.0
+    if asym > 1e-8 * max(1.0, float(np.abs(K).max())):
+        raise ValueError(f"K0 is not symmetric (max |K0 - K0.T| = {asym:.3g}); give a "
+                         "symmetric start kernel, e.g. (K0 + K0.T) / 2.")
+    return K
+
+
+def _labels(y, n, name):
+    y, classes, labeled = check_semisup_labels(y, n, estimator=name)
     if classes.size != 2:
-        raise ValueError(f"SPORE is a binary method; y has {classes.size} classes "
-                         f"({classes.tolist()}). Use one-vs-rest for more.")
+        raise ValueError(f"Only binary classification is supported: {name} is a binary "
+                         f"method and y has {classes.size} classes ({classes.tolist()}) among "
+                         "its labeled points. Use one-vs-rest for more.")
     signed = np.where(y == classes[1], 1.0, -1.0)
     return classes, np.flatnonzero(labeled), signed
 
 
-def _transduce(scores, classes, labeled_idx, signed):
-    """Labels from scores; labelled vertices keep their labels; exact ties (score 0) go to
-    the class with more labelled vertices (spore.md §3.1: ties are common)."""
-    major = 1.0 if (signed[labeled_idx] > 0).sum() >= (signed[labeled_idx] < 0).sum() else -1.0
-    s = np.sign(scores)
-    s[s == 0] = major
-    s[labeled_idx] = signed[labeled_idx]
+def _pattern(W):
+    """0/1 adjacency with the edges of a canonical CSR affinity (no stored zeros)."""
+    return sp.csr_matrix((np.ones(W.nnz), W.indices.copy(), W.indptr.copy()), shape=W.shape)
+
+
+def _warn_unreached(A, labeled, name, stacklevel=4):
+    """Warn about unlabelled vertices in components without a label; return their number.
+
+    Every kernel these estimators use is block diagonal over the connected components
+    (K(G) is zero on non-edges; (cI + L)^-1 too), so such a vertex gets the score 0: it
+    carries no information and goes to the larger labelled class.
+    """
+    n_comp, comp = connected_components(A)
+    has_label = np.bincount(comp[labeled], minlength=n_comp) > 0
+    unlabeled = np.ones(A.shape[0], dtype=bool)
+    unlabeled[labeled] = False
+    k = int((unlabeled & ~has_label[comp]).sum())
+    if k:
+        warnings.warn(f"{k} unlabeled vertex(es) lie in graph components without any labeled "
+                      f"vertex (isolated vertices included); {name} gives them the score 0 "
+                      "and assigns them to the class with more labeled vertices. Label a "
+                      "vertex in each component, or use a graph that connects them (e.g. "
+                      "more n_neighbors).", UserWarning, stacklevel=stacklevel)
+    return k
+
+
+#: warn when more than this fraction of the unlabelled vertices has no labelled neighbour
+FAR_FROM_LABELS_WARN = 0.5
+
+
+def _warn_far_from_labels(A, labeled, name, stacklevel=4):
+    """Warn when most unlabelled vertices have no labelled neighbour; return the fraction.
+
+    The prediction ``yhat_i = sum_{j in S} K_ij alpha_j y_j`` reads row ``i`` of ``K`` on the
+    labelled vertices, and ``K(G)`` is zero on non-edges: at the optimum a vertex with no
+    labelled neighbour scores 0, so its prediction rests only on the infeasibility of the
+    early-stopped iterates (measured on two moons with a 10-NN graph and 5 labels per
+    class: 90% of the unlabelled vertices, accuracy 0.35-0.65).
+    """
+    unlabeled = ~labeled
+    if not unlabeled.any():
+        return 0.0
+    reach = np.asarray(A[unlabeled][:, labeled].sum(axis=1)).ravel()
+    frac = float(np.mean(reach == 0))
+    if frac > FAR_FROM_LABELS_WARN:
+        warnings.warn(f"{frac:.0%} of the unlabeled vertices have no labeled neighbour in "
+                      f"this graph. {name}'s kernel is zero on non-edges, so their "
+                      "predictions rest only on the early-stopped iterates and may be near "
+                      "chance. Use a denser graph (affinity='rbf_threshold', the paper's, or "
+                      "more n_neighbors) or more labels; HarmonicFunction propagates labels "
+                      "along paths instead.", UserWarning, stacklevel=stacklevel)
+    return frac
+
+
+def _transduce(scores, classes, labeled, signed):
+    """Labels from scores (:func:`.svm_dual.sign_predictions`: exact ties to the larger
+    labelled class); labelled vertices keep their labels."""
+    s = sign_predictions(scores, signed, labeled)
+    s[labeled] = signed[labeled]
     return np.where(s > 0, classes[1], classes[0])
 
 
-class _SPOREBase(BaseEstimator):
-    # transductive: no predict/score on new points, so no ClassifierMixin (its score()
-    # would call a predict that does not exist)
-    def _dtype(self, n):
-        if self.dtype == "auto":
-            return np.float32 if n > FLOAT32_MIN_N else np.float64
-        return np.dtype(self.dtype).type
+_SPORE_CONSTRAINTS = {
+    **GRAPH_PARAMETER_CONSTRAINTS,
+    "C": [Interval(Real, 0, None, closed="neither")],
+    "beta": [Interval(Real, 0, None, closed="left")],
+    "n_outer": [Interval(Integral, 1, None, closed="left")],
+    "n_inner": [Interval(Integral, 1, None, closed="left"), None],
+    "step": [StrOptions({"default", "theory"}), Interval(Real, 0, None, closed="neither"),
+             None],
+    "iterate": [StrOptions({"final", "best"})],
+    "dtype": [StrOptions({"auto", "float64", "float32"})],
+    "keep_path": ["boolean"],
+    "verbose": ["verbose"],
+}
+
+
+class _SPOREBase(TransductiveMixin, GraphMixin, ClassifierMixin, BaseEstimator):
+    # TransductiveMixin first: its predict/score (fitted X only, labeled-only accuracy)
+    # take precedence over ClassifierMixin's
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        tags.input_tags.pairwise = self.affinity == "precomputed"
+        tags.classifier_tags.multi_class = False
+        return tags
+
+    def decision_function(self, X=None):
+        """Soft predictions ``decision_scores_`` of the fitted vertices.
+
+        ``X`` must be the ``X`` passed to ``fit`` (transductive). Positive means
+        ``classes_[1]``; the sign gives ``transduction_`` except on labelled vertices (which
+        keep their labels) and on exact ties (score 0: the larger labelled class).
+        """
+        self._check_same_points(X)
+        return self.decision_scores_.copy()
 
 
 class SPORE(_SPOREBase):
@@ -119,19 +209,28 @@ class SPORE(_SPOREBase):
         Start. "coupled" = ``I + A / |lambda_min(A)|`` (spore.md §3.1); "identity" keeps the
         labelled/unlabelled blocks decoupled, so unlabelled scores are 0, or arbitrary where
         an eigensolver mixes the blocks at the repeated top eigenvalue of I (measured:
-        chance-level accuracy either way; a warning says so).
-    step : None, "theory" or float, default=None
-        Subgradient step length; None = n / sqrt(T).
+        chance-level accuracy either way; a warning says so). An array must be finite and
+        symmetric.
+    step : None, "default", "theory" or float, default=None
+        Subgradient step length; None (= "default") is n / sqrt(T).
     iterate : {"final", "best"}, default="final"
         Which IIP iterate gives the predictions (the paper's theory bounds the best).
-    affinity : {"precomputed", "rbf_threshold", "cosine_threshold", "knn"}
-        "precomputed": ``fit`` gets an adjacency; otherwise a graph is built from X
-        (``threshold`` for the thresholded graphs: default the mean similarity for
-        "rbf_threshold", 0.6 (cosine distance < 0.4, the paper's MNIST graphs) for
-        "cosine_threshold"; ``n_neighbors`` for kNN).
     dtype : {"auto", "float64", "float32"}, default="auto"
         Precision of the n x n iterates; "auto" uses float32 above 1000 vertices.
+    keep_path : bool, default=False
+        Record the soft predictions of every iterate in ``history_["scores"]``.
     verbose : bool, default=False
+        One line per outer iteration on stderr.
+    affinity, n_neighbors, weights, graph_sigma, threshold, metric, knn_method, n_jobs, \
+random_state :
+        The graph parameters, shared by every graph-based estimator
+        (:mod:`semisup.graph.frontend`): ``affinity="knn"`` (default) builds the symmetric
+        ``n_neighbors``-NN graph of ``X``; ``"precomputed"`` takes ``X`` as the ``n x n``
+        adjacency; ``"rbf_threshold"`` / ``"cosine_threshold"`` are the paper's UCI / MNIST
+        graphs (``threshold=None``: the mean similarity, resp. 0.6, i.e. cosine distance
+        < 0.4). SPORE is defined on simple graphs and uses only the edge pattern (a weighted
+        precomputed adjacency draws a warning). ``random_state`` also seeds the Lanczos
+        start vectors of the eigensolves (``n >= 400``).
 
     Attributes
     ----------
@@ -143,20 +242,56 @@ class SPORE(_SPOREBase):
         Soft predictions; positive means ``classes_[1]``.
     embedding_ : ndarray of shape (n, n)
         The learned kernel K (Gram matrix of the orthonormal representation).
+    affinity_matrix_ : scipy.sparse.csr_matrix of shape (n, n)
+        The graph (its edge pattern is what SPORE uses).
+    graph_sigma_ : float or None
+        Heat width of a graph built from ``X``.
     history_ : dict
         Per iterate: objective, omega, lambda1, infeasibility, seconds (and scores).
-    best_iter_, n_iter_, eig_seconds_ : int, int, float
+    best_iter_ : int
+        Iterate with the smallest objective.
+    n_iter_ : int
+        Outer iterations done.
+    eig_seconds_ : float
+        Time spent in dense eigendecompositions.
+    n_unreached_ : int
+        Unlabelled vertices in components without a label (score 0, with a warning).
+    far_from_labels_ : float
+        Fraction of the unlabelled vertices without a labelled neighbour (their scores rest
+        on the early-stopped iterates only; a warning above one half).
 
     Notes
     -----
-    Time O(n_outer (n_inner + 1) n^3), memory O(n^2). Only the edge pattern of the
-    adjacency is used (weights are ignored with a warning; self-loops are dropped with a
-    warning; an asymmetric adjacency is an error).
+    Time O(n_outer (n_inner + 1) n^3), memory O(n^2), refused (``MemoryError``) before the
+    graph is built when the dense n x n iterates cannot fit. Self-loops of a precomputed
+    adjacency are dropped with a warning; an asymmetric adjacency is an error.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from semisup.spore import SPORE
+    >>> rng = np.random.default_rng(0)
+    >>> y = np.repeat([0, 1], 30)
+    >>> P = np.where(y[:, None] == y[None, :], 0.5, 0.05)
+    >>> U = np.triu(rng.random((60, 60)) < P, 1)
+    >>> A = (U | U.T).astype(float)                    # planted-partition graph
+    >>> y_obs = np.full(60, -1)                        # -1: unlabeled
+    >>> y_obs[[0, 1, 2, 3, 30, 31, 32, 33]] = y[[0, 1, 2, 3, 30, 31, 32, 33]]
+    >>> model = SPORE(affinity="precomputed", beta=0.01, n_outer=3).fit(A, y_obs)
+    >>> float(np.mean(model.transduction_ == y)) > 0.9
+    True
     """
 
-    def __init__(self, C=1.0, beta=0.1, n_outer=5, n_inner=None, K0="coupled", step=None,
-                 iterate="final", affinity="precomputed", threshold=None, n_neighbors=10,
-                 dtype="auto", keep_path=False, verbose=False):
+    _parameter_constraints = {
+        **_SPORE_CONSTRAINTS,
+        "K0": [StrOptions({"coupled", "identity"}), "array-like", "sparse matrix"],
+    }
+
+    def __init__(self, *, C=1.0, beta=0.1, n_outer=5, n_inner=None, K0="coupled", step=None,
+                 iterate="final", dtype="auto", keep_path=False, verbose=False,
+                 affinity="knn", n_neighbors=10, weights="heat", graph_sigma=None,
+                 threshold=None, metric="euclidean", knn_method="auto", n_jobs=None,
+                 random_state=None):
         self.C = C
         self.beta = beta
         self.n_outer = n_outer
@@ -164,64 +299,88 @@ class SPORE(_SPOREBase):
         self.K0 = K0
         self.step = step
         self.iterate = iterate
-        self.affinity = affinity
-        self.threshold = threshold
-        self.n_neighbors = n_neighbors
         self.dtype = dtype
         self.keep_path = keep_path
         self.verbose = verbose
+        self.affinity = affinity
+        self.n_neighbors = n_neighbors
+        self.weights = weights
+        self.graph_sigma = graph_sigma
+        self.threshold = threshold
+        self.metric = metric
+        self.knn_method = knn_method
+        self.n_jobs = n_jobs
+        self.random_state = random_state
 
-    def _start(self, A, dtype):
+    def _preflight(self, n):
+        """Checks that need only n: the dense memory and a user K0 (before the graph)."""
+        _check_dense_memory(n, 1, _dtype_for(self.dtype, n))
+        if not isinstance(self.K0, str):
+            _check_K0(self.K0, n)
+
+    def _start(self, A, dtype, v0):
         if isinstance(self.K0, str):
-            if self.K0 not in ("coupled", "identity"):
-                raise ValueError(f"K0 must be 'coupled', 'identity' or an array, "
-                                 f"got {self.K0!r}.")
             if self.K0 == "coupled":
-                K0, coupled = default_K0(A, dtype)
+                K0, coupled = default_K0(A, dtype, v0)
             else:
                 K0, coupled = np.eye(A.shape[0], dtype=dtype), False
         else:
-            K0 = np.array(self.K0, dtype=dtype)
-            if K0.shape != A.shape:
-                raise ValueError(f"K0 has shape {K0.shape}, the graph {A.shape}.")
-            coupled = True
+            K0, coupled = _check_K0(self.K0, A.shape[0]).astype(dtype), True
         if not coupled:
             warnings.warn("K0 = I: IIP keeps K_SU = 0 (every unlabelled score 0) unless an "
                           "eigensolver mixes the blocks at a repeated top eigenvalue, which is "
                           "arbitrary; either way unlabelled predictions are uninformative "
-                          "(spore.md §3.1). Use K0='coupled'.", UserWarning, stacklevel=3)
+                          "(spore.md §3.1). Use K0='coupled'.", UserWarning, stacklevel=4)
         return K0
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
         """Learn the embedding and labels of all vertices.
 
         Parameters
         ----------
-        X : array or sparse matrix
-            Adjacency (n, n) if ``affinity="precomputed"``, else features (n, d).
-        y : array of shape (n,)
+        X : array-like or sparse matrix of shape (n, d), or (n, n)
+            Points, or the adjacency when ``affinity="precomputed"``.
+        y : array-like of shape (n,)
             Two classes; -1 marks unlabelled vertices.
+
+        Returns
+        -------
+        self
         """
-        _check_params(self.C, self.beta, self.n_outer, self.n_inner)
-        if self.iterate not in ("final", "best"):
-            raise ValueError(f"iterate must be 'final' or 'best', got {self.iterate!r}.")
-        A = _simple_graph(X, self.affinity, self.threshold, self.n_neighbors)
-        n = A.shape[0]
-        classes, labeled, signed = _labels(y, n)
-        dtype = self._dtype(n)
-        _check_dense_memory(n, 1, dtype)
+        check_semisup_labels(y, estimator="SPORE")          # cheap: before the graph
+        n_pre = _n_vertices(X)
+        if n_pre is not None:
+            self._preflight(n_pre)
+        W, _ = self._fit_graph(X)
+        self._graph_state = None                 # transductive: no query index, no copy of X
+        n = W.shape[0]
+        if n != n_pre:
+            self._preflight(n)
+        classes, labeled, signed = _labels(y, n, "SPORE")
+        if self.affinity == "precomputed" and W.nnz and not np.all(W.data == 1.0):
+            warnings.warn("X (precomputed affinity) is weighted; SPORE is defined on simple "
+                          "graphs, so only the edge pattern (weight > 0) is used.",
+                          UserWarning, stacklevel=3)
+        A = _pattern(W)
+        self.n_unreached_ = _warn_unreached(A, labeled, "SPORE")
+        self.far_from_labels_ = _warn_far_from_labels(A, labeled, "SPORE")
+        dtype = _dtype_for(self.dtype, n)
+        rs = check_random_state(self.random_state)
         res = iip_spore(A, signed, labeled, self.C, self.beta, n_outer=self.n_outer,
-                        n_inner=self.n_inner, step=self.step, K0=self._start(A, dtype),
-                        dtype=dtype, keep_path=self.keep_path, verbose=self.verbose)
+                        n_inner=self.n_inner, step=self.step,
+                        K0=self._start(A, dtype, lanczos_start(n, rs)), dtype=dtype,
+                        keep_path=self.keep_path, verbose=self.verbose, random_state=rs)
         best = self.iterate == "best"
         self.classes_ = classes
         self.embedding_ = res.K_best if best else res.K
         self.decision_scores_ = res.scores_best if best else res.scores
         self.transduction_ = _transduce(self.decision_scores_, classes, labeled, signed)
         self.history_ = res.history
-        self.best_iter_ = res.best_iter
-        self.n_iter_ = res.n_iter
-        self.eig_seconds_ = res.eig_seconds
+        self.best_iter_ = int(res.best_iter)
+        self.n_iter_ = int(res.n_iter)
+        self.eig_seconds_ = float(res.eig_seconds)
+        self._fit_X_fingerprint = _fingerprint(X)
         return self
 
 
@@ -230,29 +389,75 @@ class MultiGraphSPORE(_SPOREBase):
 
     Parameters
     ----------
-    C, beta, n_outer, n_inner, step, iterate, affinity, threshold, n_neighbors, dtype,
-    keep_path, verbose : as in :class:`SPORE` (``K0`` is "coupled" per graph).
+    C, beta, n_outer, n_inner, step, iterate, dtype, keep_path, verbose : as in \
+:class:`SPORE` (the start is ``K0 = "coupled"`` per graph).
     step_eta : float, optional
         Step on the weights eta; default 1 / sqrt(T).
+    views : list of slices or of integer arrays, optional
+        Column blocks of a single ``X`` that form the views (e.g. ``[slice(0, n),
+        slice(n, 2 * n)]`` for two adjacencies stacked side by side). With it, ``X`` is one
+        matrix whose rows are the vertices, so scikit-learn's model selection can index it
+        (:mod:`semisup.model_selection`); without it, ``X`` is a list of views.
+    affinity, n_neighbors, weights, graph_sigma, threshold, metric, knn_method, n_jobs, \
+random_state :
+        The shared graph parameters (:mod:`semisup.graph.frontend`), applied to every view:
+        ``fit`` takes a list with one feature matrix per view (one graph built per view),
+        or with ``affinity="precomputed"`` one adjacency per graph. Only edge patterns are
+        used, as in :class:`SPORE`.
 
     Attributes
     ----------
-    classes_, transduction_, decision_scores_, history_, best_iter_, n_iter_ : as in SPORE.
+    classes_, transduction_, decision_scores_, history_, best_iter_, n_iter_, n_unreached_, \
+far_from_labels_ :
+        As in :class:`SPORE` (``n_unreached_`` counts components of the union of the
+        graphs).
     embedding_ : ndarray (n, n)
         ``sum_k eta_k K^(k)``.
     kernels_ : list of ndarray (n, n)
     weights_ : ndarray (M,)
         eta.
+    affinity_matrices_ : list of scipy.sparse.csr_matrix
+        The graph of each view.
+    graph_sigmas_ : list of (float or None)
+        Heat width of each graph built from features.
 
     Notes
     -----
     Not jointly convex in (eta, K): a stationary point is returned (spore.md §6).
-    Time O(M n_outer (n_inner + 1) n^3).
+    Time O(M n_outer (n_inner + 1) n^3), memory O(M n^2), refused before any graph is
+    built when it cannot fit.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from semisup.spore import MultiGraphSPORE
+    >>> rng = np.random.default_rng(0)
+    >>> y = np.repeat([0, 1], 30)
+    >>> def planted(p, q):
+    ...     U = np.triu(rng.random((60, 60)) < np.where(y[:, None] == y[None, :], p, q), 1)
+    ...     return (U | U.T).astype(float)
+    >>> views = [planted(0.5, 0.05), planted(0.2, 0.2)]   # the second is noise
+    >>> y_obs = np.full(60, -1)
+    >>> y_obs[[0, 1, 2, 3, 30, 31, 32, 33]] = y[[0, 1, 2, 3, 30, 31, 32, 33]]
+    >>> model = MultiGraphSPORE(affinity="precomputed", beta=0.01, n_outer=5)
+    >>> model = model.fit(views, y_obs)
+    >>> bool(model.weights_[0] > model.weights_[1])   # the informative graph weighs more
+    True
+    >>> float(np.mean(model.transduction_ == y)) > 0.8
+    True
     """
 
-    def __init__(self, C=1.0, beta=0.1, n_outer=5, n_inner=None, step=None, step_eta=None,
-                 iterate="final", affinity="precomputed", threshold=None, n_neighbors=10,
-                 dtype="auto", keep_path=False, verbose=False):
+    _parameter_constraints = {
+        **_SPORE_CONSTRAINTS,
+        "step_eta": [Interval(Real, 0, None, closed="neither"), None],
+        "views": [list, tuple, None],
+    }
+
+    def __init__(self, *, C=1.0, beta=0.1, n_outer=5, n_inner=None, step=None, step_eta=None,
+                 iterate="final", views=None, dtype="auto", keep_path=False, verbose=False,
+                 affinity="knn", n_neighbors=10, weights="heat", graph_sigma=None,
+                 threshold=None, metric="euclidean", knn_method="auto", n_jobs=None,
+                 random_state=None):
         self.C = C
         self.beta = beta
         self.n_outer = n_outer
@@ -260,42 +465,78 @@ class MultiGraphSPORE(_SPOREBase):
         self.step = step
         self.step_eta = step_eta
         self.iterate = iterate
-        self.affinity = affinity
-        self.threshold = threshold
-        self.n_neighbors = n_neighbors
+        self.views = views
         self.dtype = dtype
         self.keep_path = keep_path
         self.verbose = verbose
+        self.affinity = affinity
+        self.n_neighbors = n_neighbors
+        self.weights = weights
+        self.graph_sigma = graph_sigma
+        self.threshold = threshold
+        self.metric = metric
+        self.knn_method = knn_method
+        self.n_jobs = n_jobs
+        self.random_state = random_state
 
-    def fit(self, Xs, y):
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y):
         """Learn the kernels, weights and labels of all vertices.
 
         Parameters
         ----------
-        Xs : list of arrays or sparse matrices
-            One adjacency (n, n) per graph if ``affinity="precomputed"``, else one feature
-            matrix (n, d_k) per view.
-        y : array of shape (n,)
+        X : list of array-likes or sparse matrices
+            One feature matrix (n, d_k) per view, or one adjacency (n, n) per graph if
+            ``affinity="precomputed"``.
+        y : array-like of shape (n,)
             Two classes; -1 marks unlabelled vertices.
+
+        Returns
+        -------
+        self
         """
-        _check_params(self.C, self.beta, self.n_outer, self.n_inner)
-        if self.iterate not in ("final", "best"):
-            raise ValueError(f"iterate must be 'final' or 'best', got {self.iterate!r}.")
-        if isinstance(Xs, np.ndarray) or sp.issparse(Xs) or len(Xs) < 1:
-            raise ValueError("Xs must be a non-empty list of graphs (or feature matrices).")
-        As = [_simple_graph(X, self.affinity, self.threshold, self.n_neighbors, f"Xs[{k}]")
-              for k, X in enumerate(Xs)]
-        n = As[0].shape[0]
-        if any(A.shape[0] != n for A in As):
-            raise ValueError(f"all graphs must have the same vertices; sizes "
-                             f"{[A.shape[0] for A in As]}.")
-        classes, labeled, signed = _labels(y, n)
-        dtype = self._dtype(n)
-        _check_dense_memory(n, len(As), dtype)
+        fingerprint = _fingerprint(X)
+        X = self._split_views(X)
+        check_semisup_labels(y, estimator="MultiGraphSPORE")  # cheap: before the graphs
+        M = len(X)
+        n_pre = _n_vertices(X[0])
+        if n_pre is not None:
+            _check_dense_memory(n_pre, M, _dtype_for(self.dtype, n_pre), "MultiGraphSPORE")
+        graphs, sigmas = [], []
+        for k, Xk in enumerate(X):
+            W, _ = self._fit_graph(Xk, name=f"X[{k}]")
+            if graphs and W.shape[0] != graphs[0].shape[0]:
+                raise ValueError(f"all graphs must have the same vertices; X[0] has "
+                                 f"{graphs[0].shape[0]} and X[{k}] has {W.shape[0]}.")
+            graphs.append(W)
+            sigmas.append(self.graph_sigma_)
+        # one graph per view: the single-graph attributes of the front-end do not apply
+        for name in ("affinity_matrix_", "graph_sigma_", "n_features_in_",
+                     "feature_names_in_"):
+            if hasattr(self, name):
+                delattr(self, name)
+        self._graph_state = None
+        n = graphs[0].shape[0]
+        dtype = _dtype_for(self.dtype, n)
+        if n != n_pre:
+            _check_dense_memory(n, M, dtype, "MultiGraphSPORE")
+        classes, labeled, signed = _labels(y, n, "MultiGraphSPORE")
+        if self.affinity == "precomputed":
+            weighted = [k for k, W in enumerate(graphs) if W.nnz and not np.all(W.data == 1.0)]
+            if weighted:
+                warnings.warn(f"X[{weighted[0]}] (precomputed affinity) is weighted; SPORE is "
+                              "defined on simple graphs, so only the edge pattern "
+                              "(weight > 0) is used.", UserWarning, stacklevel=3)
+        As = [_pattern(W) for W in graphs]
+        self.n_unreached_ = _warn_unreached(sum(As), labeled, "MultiGraphSPORE")
+        self.far_from_labels_ = _warn_far_from_labels(sum(As), labeled, "MultiGraphSPORE")
         res = mkl_spore(As, signed, labeled, self.C, self.beta, n_outer=self.n_outer,
                         n_inner=self.n_inner, step=self.step, step_eta=self.step_eta,
-                        dtype=dtype, keep_path=self.keep_path, verbose=self.verbose)
+                        dtype=dtype, keep_path=self.keep_path, verbose=self.verbose,
+                        random_state=check_random_state(self.random_state))
         best = self.iterate == "best"
+        self.affinity_matrices_ = graphs
+        self.graph_sigmas_ = sigmas
         self.classes_ = classes
         self.kernels_ = res.Ks_best if best else res.Ks
         self.weights_ = res.eta_best if best else res.eta
@@ -303,6 +544,38 @@ class MultiGraphSPORE(_SPOREBase):
         self.decision_scores_ = res.scores_best if best else res.scores
         self.transduction_ = _transduce(self.decision_scores_, classes, labeled, signed)
         self.history_ = res.history
-        self.best_iter_ = res.best_iter
-        self.n_iter_ = res.n_iter
+        self.best_iter_ = int(res.best_iter)
+        self.n_iter_ = int(res.n_iter)
+        self._fit_X_fingerprint = fingerprint
         return self
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        # X is a list of views, or one matrix whose rows are the vertices and whose column
+        # blocks are the views: never a single square affinity to index on both axes
+        tags.input_tags.pairwise = False
+        return tags
+
+    def _split_views(self, X):
+        """The list of views: ``X`` itself, or the column blocks ``views`` names."""
+        if self.views is None:
+            if not isinstance(X, (list, tuple)) or len(X) < 1:
+                raise ValueError("X must be a non-empty list of graphs (or of feature "
+                                 "matrices, one per view), or one matrix whose column blocks "
+                                 f"the views parameter names; got {type(X).__name__}.")
+            return list(X)
+        if isinstance(X, (list, tuple)):
+            raise ValueError("with views set, X is one matrix whose column blocks are the "
+                             "views; got a list (leave views=None to pass a list).")
+        Xa = X if sp.issparse(X) else np.asarray(X)
+        if Xa.ndim != 2:
+            raise ValueError(f"X must be 2-D with views set, got shape {Xa.shape}.")
+        d = Xa.shape[1]
+        out = []
+        for k, v in enumerate(self.views):
+            idx = np.arange(d)[v] if isinstance(v, slice) else np.asarray(v)
+            if idx.size == 0 or idx.min() < -d or idx.max() >= d:
+                raise ValueError(f"views[{k}] selects no column or a column outside X's "
+                                 f"{d} columns.")
+            out.append(Xa[:, idx])
+        return out

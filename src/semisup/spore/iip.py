@@ -24,13 +24,15 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.sparse as sp
+import scipy.sparse.linalg as spla
+from sklearn.utils import check_random_state
 
 from .._progress import log
-from ..linalg.psd import psd_split, top_eigpair, min_eigenvalue
+from ..linalg.psd import LANCZOS_MIN_N, min_eigenvalue, psd_split, top_eigpair
 from .svm_dual import svm_dual, svm_scores
 
-__all__ = ["IIPResult", "edge_mask", "project_affine", "infeasibility", "fista_prox",
-           "approx_projection", "default_K0", "step_length", "default_n_inner",
+__all__ = ["IIPResult", "lanczos_start", "edge_mask", "project_affine", "infeasibility",
+           "fista_prox", "approx_projection", "default_K0", "step_length", "default_n_inner",
            "spore_objective", "iip_spore"]
 
 
@@ -95,11 +97,13 @@ def approx_projection(V, mask, steps: int, timer=None) -> np.ndarray:
     return np.asarray(V) - a - b
 
 
-def default_K0(A, dtype=np.float64):
+def default_K0(A, dtype=np.float64, v0=None):
     """``K0 = I + A / |lambda_min(A)|`` (spore.md §3.1), or ``I`` for an edgeless graph.
 
     This lies in K(G): its diagonal is 1, non-edges are 0 and ``lambda_min(K0) = 0``.
-    Returns ``(K0, coupled)`` where ``coupled`` is False when K0 = I.
+    ``v0`` (length n) is the Lanczos start vector used for ``n >= 400`` (None: ARPACK's
+    own random start, not reproducible). Returns ``(K0, coupled)`` where ``coupled`` is
+    False when K0 = I.
     """
     n = A.shape[0]
     Ad = A.toarray() if sp.issparse(A) else np.asarray(A, dtype=np.float64)
@@ -107,9 +111,25 @@ def default_K0(A, dtype=np.float64):
     np.fill_diagonal(Ad, 0.0)
     if not Ad.any():
         return np.eye(n, dtype=dtype), False
-    lam_min = min_eigenvalue(sp.csr_matrix(Ad) if n >= 400 else Ad)
+    if n >= LANCZOS_MIN_N and v0 is not None:
+        S = sp.csr_matrix(Ad)
+        lam_min = float(spla.eigsh((S + S.T) * 0.5, k=1, which="SA", tol=1e-10,
+                                   v0=np.asarray(v0, dtype=np.float64))[0][0])
+    else:
+        lam_min = min_eigenvalue(sp.csr_matrix(Ad) if n >= LANCZOS_MIN_N else Ad)
     K0 = np.eye(n) + Ad / abs(lam_min)
     return K0.astype(dtype), True
+
+
+def lanczos_start(n: int, random_state):
+    """Start vector of the Lanczos (ARPACK) eigensolves on ``n`` vertices, or None.
+
+    None (``random_state=None``, or ``n`` below the size where Lanczos is used) leaves
+    ARPACK its own random start; a seed makes the eigenpairs bit-reproducible.
+    """
+    if random_state is None or n < LANCZOS_MIN_N:
+        return None
+    return check_random_state(random_state).uniform(-1.0, 1.0, n)
 
 
 def default_n_inner(n_outer: int) -> int:
@@ -173,7 +193,7 @@ class IIPResult:
 
 def iip_spore(A, y, labeled, C: float, beta: float, n_outer: int = 5, n_inner=None,
               step=None, K0=None, dtype=np.float64, keep_path: bool = False,
-              verbose: bool = False) -> IIPResult:
+              verbose: bool = False, random_state=None) -> IIPResult:
     """Solve SPORE (eq. 5) by IIP (Algorithm 1) with FISTA inexact projections.
 
     Parameters
@@ -201,6 +221,9 @@ def iip_spore(A, y, labeled, C: float, beta: float, n_outer: int = 5, n_inner=No
         Record the soft predictions of every iterate in ``history["scores"]``.
     verbose : bool
         Print one line per outer iteration.
+    random_state : None, int or RandomState
+        Seed of the Lanczos start vectors (``n >= 400``: the default ``K0`` and the top
+        eigenpair of the start); None keeps ARPACK's own random start.
 
     Returns
     -------
@@ -214,9 +237,10 @@ def iip_spore(A, y, labeled, C: float, beta: float, n_outer: int = 5, n_inner=No
     if n_inner is None:
         n_inner = default_n_inner(n_outer)
     s = step_length(step, n, n_outer)
-    K = (default_K0(A, dtype)[0] if K0 is None else np.array(K0, dtype=dtype))
+    v0 = lanczos_start(n, random_state)
+    K = (default_K0(A, dtype, v0)[0] if K0 is None else np.array(K0, dtype=dtype))
     K = 0.5 * (K + K.T)
-    lam, v = top_eigpair(K)
+    lam, v = top_eigpair(K, v0=v0)
     yS = y[labeled]
     # a float32 kernel is only known to ~1e-7: ask the SVM for what its entries support
     svm_tol = 1e-10 if np.dtype(dtype) == np.float64 else 1e-6

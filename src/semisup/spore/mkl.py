@@ -23,7 +23,7 @@ from .._progress import log
 from ..linalg.psd import psd_split, top_eigpair
 from ..linalg.simplex import project_simplex_rows
 from .iip import (approx_projection, default_K0, default_n_inner, edge_mask, infeasibility,
-                  step_length)
+                  lanczos_start, step_length)
 from .svm_dual import svm_dual, svm_scores
 
 __all__ = ["MKLResult", "mkl_objective", "mkl_spore"]
@@ -63,13 +63,13 @@ class MKLResult:
 
 def mkl_spore(As, y, labeled, C: float, beta: float, n_outer: int = 5, n_inner=None,
               step=None, step_eta=None, K0s=None, dtype=np.float64, keep_path: bool = False,
-              verbose: bool = False) -> MKLResult:
+              verbose: bool = False, random_state=None) -> MKLResult:
     """Solve MKL-SPORE (eq. 17) by joint projected subgradient with IIP projections.
 
     Parameters
     ----------
     As : list of M adjacency matrices of shape (n, n)
-    y, labeled, C, beta, n_outer, n_inner, step, dtype, keep_path, verbose :
+    y, labeled, C, beta, n_outer, n_inner, step, dtype, keep_path, verbose, random_state :
         as in :func:`semisup.spore.iip.iip_spore`; ``step`` applies to the kernels
         (default ``n / sqrt(T)``).
     step_eta : float, optional
@@ -90,11 +90,12 @@ def mkl_spore(As, y, labeled, C: float, beta: float, n_outer: int = 5, n_inner=N
         n_inner = default_n_inner(n_outer)
     s_K = step_length(step, n, n_outer)
     s_eta = 1.0 / math.sqrt(n_outer) if step_eta is None else float(step_eta)
+    v0 = lanczos_start(n, random_state)
     if K0s is None:
-        Ks = [default_K0(A, dtype)[0] for A in As]
+        Ks = [default_K0(A, dtype, v0)[0] for A in As]
     else:
         Ks = [np.array(K, dtype=dtype) for K in K0s]
-    eig = [top_eigpair(K) for K in Ks]
+    eig = [top_eigpair(K, v0=v0) for K in Ks]
     eta = np.full(M, 1.0 / M)
     yS = y[labeled]
     # a float32 kernel is only known to ~1e-7: ask the SVM for what its entries support

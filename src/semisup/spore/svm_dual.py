@@ -17,7 +17,7 @@ import scipy.linalg as sla
 
 from .._validation import warn_convergence
 
-__all__ = ["SVMDualResult", "solve_box_qp", "svm_dual", "svm_scores"]
+__all__ = ["SVMDualResult", "solve_box_qp", "svm_dual", "svm_scores", "sign_predictions"]
 
 
 @dataclass
@@ -167,3 +167,19 @@ def svm_scores(K, y, labeled, alpha) -> np.ndarray:
     y = np.asarray(y, dtype=np.float64)
     yS = y[labeled] if y.shape[0] != labeled.shape[0] else y
     return np.asarray(K)[:, labeled].astype(np.float64) @ (np.asarray(alpha) * yS)
+
+
+def sign_predictions(scores, y, labeled) -> np.ndarray:
+    """Signed predictions ``sign(yhat)`` in {-1, +1}; exact ties (score 0) go to the class
+    with more labelled vertices (ties are common: spore.md §3.1).
+
+    The one prediction rule of the SPORE estimators, the graph-kernel baselines and the
+    reproductions. ``y`` holds {-1, +1} on ``labeled`` (other entries ignored); labelled
+    vertices are *not* clamped to their labels here.
+    """
+    y = np.asarray(y, dtype=np.float64)
+    yl = y[np.asarray(labeled)]
+    major = 1.0 if (yl > 0).sum() >= (yl < 0).sum() else -1.0
+    s = np.sign(np.asarray(scores, dtype=np.float64))
+    s[s == 0] = major
+    return s

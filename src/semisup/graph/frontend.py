@@ -1,0 +1,208 @@
+"""The one graph front-end of every graph-based estimator.
+
+Every estimator that learns on a graph (``HarmonicFunction``, ``LaplacianAssignment``,
+``LapSVM``, ``LapRLS``, ``SPORE``, ``MultiGraphSPORE``, ``GraphKernelSVM``) takes the same
+graph parameters, with the same names, meanings and defaults, and builds its training graph
+and the affinities of new points through :class:`GraphMixin`. Changing how graphs are built
+is a change to this file.
+
+=================  =====================================================================
+parameter          meaning
+=================  =====================================================================
+``affinity``       ``"knn"`` (default): symmetric kNN graph of ``X``; ``"precomputed"``:
+                   ``X`` is the ``n x n`` affinity (and, for new points, the ``m x n``
+                   affinities to the training points); ``"rbf_threshold"`` /
+                   ``"cosine_threshold"``: an edge where the RBF / cosine similarity
+                   exceeds ``threshold`` (the SPORE paper's graphs).
+``n_neighbors``    neighbours per point of the kNN graph and of the out-of-sample mapping.
+``weights``        ``"heat"`` (default) ``exp(-d^2 / (2 graph_sigma^2))``, ``"binary"``
+                   (1), or ``"distance"`` (``d``, kNN only). Thresholded graphs: ``"heat"``
+                   keeps the similarity, ``"binary"`` gives a 0/1 adjacency.
+``graph_sigma``    width of the graph's heat weights (never a kernel width); ``None``: the
+                   mean directed kNN distance (lapsvmp's ``t = 0`` rule), or for
+                   ``"rbf_threshold"`` the mean pairwise distance.
+``threshold``      similarity threshold of the thresholded graphs; ``None``: the mean
+                   off-diagonal similarity (``"rbf_threshold"``) or 0.6
+                   (``"cosine_threshold"``, the paper's MNIST graphs).
+``metric``         ``"euclidean"`` or ``"cosine"``: distance of the kNN search.
+``knn_method``     ``"auto"``, ``"exact"`` or ``"approx"`` (NN-descent, extra ``[fast]``).
+``n_jobs``         parallel jobs of the neighbour searches.
+``random_state``   seed of every random choice, the approximate kNN search included.
+=================  =====================================================================
+"""
+
+from __future__ import annotations
+
+import warnings
+from numbers import Integral, Real
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.neighbors import NearestNeighbors
+from sklearn.preprocessing import normalize
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import validate_data
+
+from .._validation import _as_numeric_matrix, check_affinity, check_finite
+from .neighbors import edge_weights, graph_from_neighbors, heat_sigma, knn_search
+from .weights import _dense_threshold, cosine_threshold_graph, rbf_similarity
+
+__all__ = ["GRAPH_PARAMS", "GRAPH_DEFAULTS", "GRAPH_PARAMETER_CONSTRAINTS", "GraphMixin",
+           "check_query_affinity"]
+
+AFFINITIES = ("knn", "precomputed", "rbf_threshold", "cosine_threshold")
+
+#: the graph parameters, their defaults (the same in every estimator) and constraints
+GRAPH_DEFAULTS = {
+    "affinity": "knn",
+    "n_neighbors": 10,
+    "weights": "heat",
+    "graph_sigma": None,
+    "threshold": None,
+    "metric": "euclidean",
+    "knn_method": "auto",
+    "n_jobs": None,
+    "random_state": None,
+}
+GRAPH_PARAMS = tuple(GRAPH_DEFAULTS)
+
+GRAPH_PARAMETER_CONSTRAINTS = {
+    "affinity": [StrOptions(set(AFFINITIES))],
+    "n_neighbors": [Interval(Integral, 1, None, closed="left")],
+    "weights": [StrOptions({"heat", "binary", "distance"})],
+    "graph_sigma": [Interval(Real, 0, None, closed="neither"), None],
+    "threshold": [Interval(Real, None, None, closed="neither"), None],
+    "metric": [StrOptions({"euclidean", "cosine"})],
+    "knn_method": [StrOptions({"auto", "exact", "approx"})],
+    "n_jobs": [Integral, None],
+    "random_state": ["random_state"],
+}
+
+#: cosine threshold of the paper's MNIST graphs (cosine distance < 0.4)
+COSINE_THRESHOLD = 0.6
+
+
+def _seed(random_state):
+    """An int seed for libraries that take one (pynndescent), stable for a given input."""
+    if random_state is None or isinstance(random_state, (Integral, np.integer)):
+        return random_state
+    return int(np.random.default_rng(random_state.randint(2 ** 31 - 1)
+                                     if hasattr(random_state, "randint")
+                                     else random_state).integers(2 ** 31 - 1))
+
+
+def check_query_affinity(W_new, n_train: int, name: str = "X") -> sp.csr_matrix:
+    """Validate the ``m x n_train`` affinities of new points to the training points."""
+    if sp.issparse(W_new):
+        W_new = sp.csr_matrix(W_new, dtype=np.float64, copy=True)
+    else:
+        W_new = sp.csr_matrix(_as_numeric_matrix(W_new, name), dtype=np.float64)
+    if W_new.shape[1] != n_train:
+        raise ValueError(f"{name} has {W_new.shape[1]} columns but the model was trained on "
+                         f"{n_train} points; with affinity='precomputed' pass the "
+                         f"(n_new, {n_train}) affinities of the new points to the training "
+                         "points.")
+    W_new.sum_duplicates()
+    check_finite(W_new, name)
+    W_new.eliminate_zeros()
+    if W_new.nnz and W_new.data.min() < 0:
+        raise ValueError(f"{name} has negative affinities (min {W_new.data.min():.3g}); "
+                         "affinities must be non-negative.")
+    return W_new
+
+
+class GraphMixin:
+    """Builds the training graph and the query affinities from the graph parameters.
+
+    Estimators list the names of :data:`GRAPH_PARAMS` in their ``__init__`` (with the
+    defaults of :data:`GRAPH_DEFAULTS`) and merge :data:`GRAPH_PARAMETER_CONSTRAINTS` into
+    their ``_parameter_constraints``. ``_fit_graph`` sets ``affinity_matrix_`` and
+    ``graph_sigma_`` and keeps what ``_query_affinity`` needs for new points.
+    """
+
+    def _check_graph_options(self):
+        if self.affinity in ("rbf_threshold", "cosine_threshold") and \
+                self.weights == "distance":
+            raise ValueError(f"weights='distance' applies to affinity='knn' only; with "
+                             f"affinity={self.affinity!r} use 'binary' or 'heat'.")
+
+    def _validate_points(self, X, reset=True, name="X"):
+        return validate_data(self, X, reset=reset, accept_sparse="csr",
+                             dtype=[np.float64, np.float32],
+                             ensure_min_samples=2 if reset else 1)
+
+    def _fit_graph(self, X, *, validate=True, name="X"):
+        """The symmetric training affinity ``W`` (canonical float64 CSR, zero diagonal).
+
+        With ``affinity="precomputed"`` ``X`` is validated as the affinity; otherwise
+        ``X`` is validated as points (``n_features_in_`` is set) and the graph is built.
+        Returns ``(W, X)`` with ``X`` the validated points (``None`` if precomputed).
+        """
+        self._check_graph_options()
+        self.graph_sigma_ = None
+        self._graph_state = None
+        if self.affinity == "precomputed":
+            W = check_affinity(X, f"{name} (precomputed affinity)")
+            self.n_features_in_ = W.shape[1]
+            self.affinity_matrix_ = W
+            return W, None
+        if validate:
+            X = self._validate_points(X, reset=True)
+        n = X.shape[0]
+        if self.affinity == "knn":
+            k = self.n_neighbors
+            if k >= n:
+                warnings.warn(f"n_neighbors={k} is not smaller than the number of points "
+                              f"({n}); using {n - 1}.", UserWarning, stacklevel=3)
+                k = n - 1
+            dist, ind = knn_search(X, k, metric=self.metric, method=self.knn_method,
+                                   n_jobs=self.n_jobs, random_state=_seed(self.random_state))
+            if self.weights == "heat":
+                self.graph_sigma_ = (self.graph_sigma if self.graph_sigma is not None
+                                     else heat_sigma(dist))
+            W = graph_from_neighbors(dist, ind, weights=self.weights, sigma=self.graph_sigma_)
+            # the query index is built here, not lazily in predict (predict must not change
+            # the estimator's state); a brute-force index only keeps a reference to X
+            nn = NearestNeighbors(n_neighbors=k, metric=self.metric, algorithm="brute",
+                                  n_jobs=self.n_jobs).fit(X)
+            self._graph_state = ("knn", X, nn)
+        elif self.affinity == "rbf_threshold":
+            S, sigma = rbf_similarity(X, self.graph_sigma)
+            off = ~np.eye(n, dtype=bool)
+            thr = float(S[off].mean()) if self.threshold is None else float(self.threshold)
+            W = _dense_threshold(S, thr, self.weights == "heat")
+            self.graph_sigma_ = sigma
+            self._graph_state = ("rbf_threshold", X, thr)
+        else:
+            thr = COSINE_THRESHOLD if self.threshold is None else float(self.threshold)
+            W = cosine_threshold_graph(X, threshold=thr, weighted=self.weights == "heat")
+            self._graph_state = ("cosine_threshold", X, thr)
+        W = check_affinity(W, "the graph built from X")
+        self.affinity_matrix_ = W
+        return W, X
+
+    def _query_affinity(self, X_new, name="X"):
+        """``m x n_train`` affinities of new points to the training points (sparse CSR)."""
+        n_train = self.affinity_matrix_.shape[0]
+        if self.affinity == "precomputed":
+            return check_query_affinity(X_new, n_train, name)
+        X_new = self._validate_points(X_new, reset=False)
+        kind, X_fit = self._graph_state[:2]
+        m = X_new.shape[0]
+        if kind == "knn":
+            nn = self._graph_state[2]
+            k = nn.n_neighbors
+            dist, ind = nn.kneighbors(X_new)
+            vals = edge_weights(np.maximum(dist, 0.0), self.weights, self.graph_sigma_)
+            return sp.csr_matrix((vals.ravel(), ind.ravel(), np.arange(0, m * k + 1, k)),
+                                 shape=(m, n_train))
+        thr = self._graph_state[2]
+        weighted = self.weights == "heat"
+        if kind == "rbf_threshold":
+            S, _ = rbf_similarity(X_new, self.graph_sigma_, Y=X_fit)
+        else:
+            S = normalize(X_new) @ normalize(X_fit).T
+            S = S.toarray() if sp.issparse(S) else np.asarray(S)
+        W = sp.csr_matrix(np.where(S > thr, S if weighted else 1.0, 0.0))
+        W.eliminate_zeros()
+        return W

@@ -1,0 +1,116 @@
+"""Transductive cross-validation: the splitter, the target wrapper and the scorer."""
+
+import numpy as np
+import pytest
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.datasets import make_moons
+from sklearn.model_selection import GridSearchCV, cross_val_score
+
+from semisup import HarmonicFunction
+from semisup.model_selection import TransductiveSplit, labeled_scorer, transductive_target
+
+
+def _moons(n_labeled=10):
+    X, y = make_moons(120, noise=0.08, random_state=0)
+    y_train = np.full_like(y, -1)
+    idx = np.random.default_rng(0).choice(120, n_labeled, replace=False)
+    y_train[idx] = y[idx]
+    return X, y, y_train
+
+
+class _Spy(ClassifierMixin, BaseEstimator):
+    """Records what each fit sees; predicts the majority labeled class."""
+
+    seen = []
+
+    def __init__(self, a=1):
+        self.a = a
+
+    def fit(self, X, y):
+        y = np.asarray(y)
+        _Spy.seen.append((X.shape[0], y.copy()))
+        self.transduction_ = np.where(y == -1, 0, y)
+        self.classes_ = np.unique(y[y != -1])
+        return self
+
+    def predict(self, X):
+        return np.zeros(X.shape[0], dtype=int)
+
+
+def test_every_fit_sees_every_point_and_no_held_out_label():
+    X, _, y = _moons()
+    cv = TransductiveSplit(n_splits=5, random_state=0)
+    held_all = []
+    _Spy.seen = []
+    for train, test in cv.split(X, transductive_target(y)):
+        assert np.array_equal(np.sort(np.where(train < 0, train + len(y), train)),
+                              np.arange(len(y)))
+        yt = transductive_target(y)[train]
+        assert type(yt) is np.ndarray
+        assert np.all(yt[test] == -1) and np.all(y[test] != -1)
+        others = np.setdiff1d(np.flatnonzero(y != -1), test)
+        np.testing.assert_array_equal(yt[others], y[others])
+        held_all.append(test)
+    # the folds partition the labeled points
+    np.testing.assert_array_equal(np.sort(np.concatenate(held_all)), np.flatnonzero(y != -1))
+    GridSearchCV(_Spy(), {"a": [1, 2]}, cv=cv, scoring=labeled_scorer()).fit(
+        X, transductive_target(y))
+    n_lab = (y != -1).sum()
+    for n_seen, y_seen in _Spy.seen[:-1]:       # the CV fits; the last is the refit
+        assert n_seen == len(y)
+        assert (y_seen != -1).sum() == n_lab - n_lab // 5 or \
+            (y_seen != -1).sum() == n_lab - (n_lab + 4) // 5
+    assert (_Spy.seen[-1][1] != -1).sum() == n_lab      # the refit sees every label
+
+
+def test_plain_y_is_refused():
+    X, _, y = _moons()
+    with pytest.raises(TypeError, match="transductive_target"):
+        next(TransductiveSplit().split(X, y))
+
+
+def test_scorer_ignores_unlabeled_and_reads_transduction():
+    X, y_true, y = _moons()
+    hf = HarmonicFunction(n_neighbors=8).fit(X, y)
+    scorer = labeled_scorer()
+    # plain y: -1 entries are ignored, predictions come from predict
+    assert scorer(hf, X, y) == 1.0
+    assert scorer(hf, X, y_true) == pytest.approx(np.mean(hf.predict(X) == y_true))
+    # positions (a transductive test fold) read transduction_
+    tgt = transductive_target(y_true)
+    test = np.arange(0, 120, 7)
+    assert scorer(hf, X[test], tgt[test]) == np.mean(hf.transduction_[test] == y_true[test])
+    with pytest.raises(ValueError, match="metric"):
+        labeled_scorer("nope")
+
+
+def test_grid_search_beats_sklearn_default_scoring():
+    X, y_true, y = _moons(n_labeled=12)
+    search = GridSearchCV(HarmonicFunction(), {"n_neighbors": [3, 8]},
+                          cv=TransductiveSplit(n_splits=3, random_state=0),
+                          scoring=labeled_scorer()).fit(X, transductive_target(y))
+    assert search.best_score_ > 0.8
+    assert np.mean(search.best_estimator_.transduction_ == y_true) > 0.9
+    # cross_val_score works the same way
+    scores = cross_val_score(HarmonicFunction(), X, transductive_target(y),
+                             cv=TransductiveSplit(n_splits=3, random_state=0),
+                             scoring=labeled_scorer())
+    assert scores.shape == (3,) and scores.min() > 0.5
+
+
+def test_regression_targets_hide_as_nan():
+    y = np.array([0.5, np.nan, -1.0, 2.25, 3.5, np.nan])
+    tgt = transductive_target(y)
+    train, test = next(TransductiveSplit(n_splits=2, random_state=0).split(None, tgt))
+    yt = tgt[train]
+    assert np.isnan(yt[test]).all()
+    assert set(test) <= {0, 2, 3, 4}
+
+
+def test_multilabel_rows_hidden():
+    Y = np.array([[1, 0], [0, -1], [-1, -1], [1, 1], [0, 0], [1, -1]])
+    tgt = transductive_target(Y)
+    for train, test in TransductiveSplit(n_splits=2, random_state=0).split(None, tgt):
+        Yt = tgt[train]
+        assert np.all(Yt[test] == -1)
+        assert 2 not in test
