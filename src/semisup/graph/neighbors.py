@@ -81,7 +81,16 @@ def _filter_tile(K, m, thr, transposed=False):
     ns = max(1024, 8 * m)
     first = not np.isfinite(thr).all()  # the queries' first tile
     thr = np.minimum(thr, np.finfo(K.dtype).max)  # never the excluded (inf) self entries
-    if w > 4 * ns and first:
+    if first and m < w <= 4 * ns:
+        # a narrow first tile: plain partial selection (a filter would keep every entry)
+        part = np.argpartition(K, m, axis=ax)
+        Pi = part[:m].T if transposed else part[:, :m]
+        P = np.take_along_axis(K, part[:m] if transposed else part[:, :m], axis=ax)
+        bound = np.take_along_axis(K, part[m:m + 1] if transposed else part[:, m:m + 1],
+                                   axis=ax).ravel()
+        return (np.ascontiguousarray(P.T) if transposed else P), np.ascontiguousarray(Pi), \
+            np.minimum(thr, bound)
+    if first and w > 4 * ns:
         sample = K[::w // ns] if transposed else K[:, ::w // ns]
         thr = np.minimum(thr, np.partition(sample, m - 1, axis=ax).take(m - 1, axis=ax))
     # flatnonzero + divmod: 2-D np.nonzero is ~10x slower on a sparse mask
