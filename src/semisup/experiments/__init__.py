@@ -29,6 +29,7 @@ PAPERS = {
     "completion": "semisup.experiments.completion",
     "spore": "semisup.experiments.spore",
     "foundation": "semisup.experiments.foundation",
+    "scaling": "semisup.experiments.scaling",
 }
 
 #: ``semisup reproduce <name>`` sub-commands -> one-line help (shown without importing)
@@ -48,6 +49,7 @@ BENCH = {
     "completion": "FPC speed: yeast CV grid, SoftImpute, SVD",
     "spore": "SPORE: Table 2 timing per digit pair; IIP vs cvxpy/SCS",
     "foundation": "kNN graph and harmonic-function benchmarks on MNIST",
+    "scaling": "time and memory against n; exact kNN of MNIST vs scikit-learn",
 }
 
 
