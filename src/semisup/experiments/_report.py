@@ -61,14 +61,3 @@ def kept_section(path: str, heading: str) -> list[str]:
 def command_line(args) -> str:
     """The ``semisup ...`` command that produced a record."""
     return "semisup " + " ".join(sys.argv[1:]) if sys.argv[1:] else "semisup " + args.cmd_name
-
-
-def add_reproduce_arguments(p, name: str, quick_help: str) -> None:
-    """The options every ``semisup reproduce <name>`` has."""
-    p.add_argument("--quick", action="store_true", help=quick_help)
-    p.add_argument("--plot", action="store_true", help="save PNG figures under --out")
-    p.add_argument("--out", default=os.path.join("out", name),
-                   help=f"folder for figures and raw results (default out/{name})")
-    p.add_argument("--data-home", default=None,
-                   help="data directory (default: $SEMISUP_DATA or ../shared/datasets)")
-    p.add_argument("-v", "--verbose", action="store_true", help="show progress")

@@ -4,11 +4,15 @@
     Figure 1 (two moons, one tagged point per moon; ADMM error vs iteration for
     rho in 1e-3 ... 1e3 and the automatic rho*), and partial tagging on emotions and yeast
     (10 % / 30 % of the item-label entries known; LASS against per-label harmonic SSL and
-    kNN voting). Tables go to ``docs/results/lass.md``, figures (``--plot``) under ``--out``.
+    kNN voting; ``--only figure1,tagging``, ``--reps`` maskings). The report goes to
+    ``docs/results/lass.md`` for a full run and to ``<--out>/lass.md`` otherwise (``--quick``
+    never writes docs/); figures (``--plot``) and the cache of finished parts under
+    ``--out``. The tagging tables fit :class:`semisup.LaplacianAssignment`; Figure 1 calls
+    the ADMM solver for its per-iteration callback (the estimator has none).
 ``semisup bench lass``
     ADMM against cvxpy (OSQP, Clarabel) at N = 2000, K = 10; a 100 000 x 20 fit with its
     peak memory; direct against iterative Z-updates across N. Written to
-    ``docs/benchmarks/lass.md``.
+    ``docs/benchmarks/lass.md`` (``--quick``: ``<--out>/lass.md``).
 """
 
 from __future__ import annotations
