@@ -12,6 +12,7 @@ def _fake_trial(rng, shift=0.0, oracle=False):
                "impute": 0.3 + 0.1 * i + 0.01 * rng.random()}
            for i, m in enumerate(exp.METHODS)}
     out["Zero+SVM"]["impute"] = 1.0
+    out["_timing"] = {"cpu_seconds": 1.0, "wall_seconds": 1.0}   # as the runner stores it
     if oracle:
         out["Oracle SVM"] = {"label": 0.1 + 0.01 * rng.random(), "impute": None}
     return out

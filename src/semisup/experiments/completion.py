@@ -328,7 +328,8 @@ def _findings_synthetic(syn, tk):
 def _findings_real(name, res):
     rows = []
     for om, trials in res.items():
-        lab = {m: _mean(trials, m, "label") for m in trials[0] if m != "Oracle SVM"}
+        lab = {m: _mean(trials, m, "label") for m in trials[0]
+               if m != "Oracle SVM" and not m.startswith("_")}
         best = min(lab, key=lab.get)
         from ..completion.metrics import best_and_ties
         marks = best_and_ties({m: [tr[m]["label"] for tr in trials] for m in lab})
