@@ -27,7 +27,10 @@ Y_true = (rng.random((n, t)) < 1 / (1 + np.exp(-3 * scores))).astype(int)
 X = np.where(rng.random((n, d)) < 0.6, X_full, np.nan)  # NaN: missing feature
 Y = np.where(rng.random((n, t)) < 0.4, Y_true, -1)       # -1: unobserved label
 
-model = MatrixCompletionTransducer(variant="mc1", mu="cv", random_state=0).fit(X, Y)
+# lam (weight of the label loss) and mu (of the nuclear norm) chosen by cross-validation on
+# the observed labels, along one continuation path per lam
+model = MatrixCompletionTransducer(variant="mc1", lam="cv", mu="cv", lam_grid=(1.0, 10.0, 100.0),
+                                   random_state=0).fit(X, Y)
 labels = model.transduction_  # completed labels of every item
 # the convention: completed labels are {0, 1}, like the observed ones
 assert set(np.unique(labels)) <= {0, 1}, np.unique(labels)
@@ -36,8 +39,12 @@ hidden = Y == -1
 missing = np.isnan(X)
 label_acc = (labels[hidden] == Y_true[hidden]).mean()
 feat_rmse = np.sqrt(np.mean((model.features_[missing] - X0[missing]) ** 2))
-print(f"accuracy on unobserved labels {label_acc:.1%}, rank {model.rank_}, "
-      f"RMSE of imputed features {feat_rmse:.3f} (feature sd {X0.std():.2f})")
+bayes = ((scores[hidden] > 0).astype(int) == Y_true[hidden]).mean()
+print(f"chosen lam = {model.lam_:g}, mu = {model.mu_:.2g}; rank of the completed matrix "
+      f"{model.rank_}")
+print(f"accuracy on unobserved labels {label_acc:.1%} (the Bayes rule, which knows the "
+      f"soft labels: {bayes:.1%})")
+print(f"RMSE of imputed features {feat_rmse:.3f} (feature sd {X0.std():.2f})")
 
 # %%
 # The first 40 items: observed entries (grey = unobserved), the completed matrix, and the
