@@ -1,8 +1,9 @@
 """The docstring examples: they run, and every public estimator has one.
 
 (a) The doctests of every semisup module that has them run and pass (doctest.DocTestFinder
-over the package's modules). A module whose import needs an optional dependency that is
-missing (an extra such as ``[fast]`` or ``[plot]``) is skipped with the extra's name.
+over the package's modules). A module whose import, or whose examples, need an optional
+dependency that is not installed (an extra such as ``[fast]`` or ``[plot]``) is skipped,
+naming it.
 (b) Every public estimator's class docstring has an "Examples" section (numpydoc), the
 scikit-learn convention the documentation relies on. A name in :data:`PENDING` is one whose
 section is being written: its test is a strict xfail, so it starts failing as soon as the
@@ -99,24 +100,35 @@ def test_module_doctests(modname):
     # a prompt in the source that the finder does not see (e.g. in a comment or a private
     # helper's string) would be an example nobody runs
     assert tests, f"{modname} has '>>> ' in its source but no doctest the finder collects"
-    runner = doctest.DocTestRunner(
-        optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE, verbose=False)
+    runner = _Runner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE,
+                     verbose=False)
+    report: list[str] = []
     state = np.random.get_state()
     try:
         for t in tests:
-            runner.run(t, out=lambda s: failures.append(s))
+            runner.run(t, out=report.append)
     finally:
         np.random.set_state(state)
-    assert runner.failures == 0, "".join(failures)
+    if runner.failures and runner.missing:
+        # an example that imports an optional dependency which is not installed
+        pytest.skip(f"{modname}'s examples need {sorted(runner.missing)} (not installed)")
+    assert runner.failures == 0, "".join(report)
 
 
-failures: list[str] = []
+class _Runner(doctest.DocTestRunner):
+    """Records the non-semisup modules an example failed to import."""
 
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.missing: set[str] = set()
 
-@pytest.fixture(autouse=True)
-def _clear_failures():
-    failures.clear()
-    yield
+    def report_unexpected_exception(self, out, test, example, exc_info):
+        exc = exc_info[1]
+        if isinstance(exc, ImportError):
+            name = (getattr(exc, "name", None) or "").split(".")[0]
+            if name and name != "semisup":
+                self.missing.add(name)
+        super().report_unexpected_exception(out, test, example, exc_info)
 
 
 _EXAMPLES = re.compile(r"^Examples\n-{8,}\n(?P<body>.*?)(?=^\S[^\n]*\n-{3,}\n|\Z)",
