@@ -11,6 +11,7 @@ from sklearn.utils._param_validation import Interval, StrOptions, validate_param
 
 from .._optional import available, require
 from .._validation import check_finite
+from ..distributed._dask import is_dask_array
 from .weights import symmetrize_graph
 
 #: above this many points ``method="auto"`` uses approximate neighbours when pynndescent is
@@ -329,8 +330,12 @@ def _safe_scale(X):
     data = X.data if sp.issparse(X) else X
     if data.size == 0:
         return 1.0
-    top = float(np.abs(data).max())
-    limit = 1e60 if X.dtype == np.float64 else 1e8
+    return scale_from_max(float(np.abs(data).max()), X.dtype)
+
+
+def scale_from_max(top: float, dtype) -> float:
+    """:func:`_safe_scale` from the largest magnitude ``top`` of data of type ``dtype``."""
+    limit = 1e60 if dtype == np.float64 else 1e8
     if top > limit or 0.0 < top < 1.0 / limit:
         return top
     return 1.0
@@ -351,7 +356,8 @@ def knn_search(X, n_neighbors: int = 10, *, metric: str = "euclidean", method: s
                n_jobs: int | None = None, random_state=None) -> tuple[np.ndarray, np.ndarray]:
     """Directed k-nearest-neighbour lists of every point, excluding the point itself.
 
-    Parameters are those of :func:`knn_graph`.
+    Parameters are those of :func:`knn_graph`. A dask array ``X`` (extra ``[dask]``) is
+    searched exactly and blockwise on the workers, with the same result.
 
     Returns
     -------
@@ -360,6 +366,14 @@ def knn_search(X, n_neighbors: int = 10, *, metric: str = "euclidean", method: s
     ind : ndarray of shape (n_samples, n_neighbors), int
         Indices of the neighbours.
     """
+    if is_dask_array(X):
+        # blockwise on the workers (the active dask.distributed Client, else dask's default
+        # scheduler); the same lists as the in-memory exact search
+        if method == "approx":
+            raise ValueError("method='approx' needs X in memory; a dask array X is searched "
+                             "exactly (method='exact' or 'auto').")
+        from ..distributed.neighbors import knn_search_dask
+        return knn_search_dask(X, n_neighbors, metric=metric)
     X = _check_points(X)
     n = X.shape[0]
     k = int(n_neighbors)
