@@ -106,8 +106,11 @@ def pcg(K, L, y, *, gamma_A: float, gamma_I: float, power: int = 1, use_bias: bo
 
     Parameters
     ----------
-    K : ndarray (n, n), float64 or float32
-        Gram matrix of the training points (only ``K @ V`` is used).
+    K : ndarray (n, n), float64 or float32, or a kernel operator
+        Gram matrix of the training points. PCG reads only ``K.shape`` and the products
+        ``K @ V`` (``V`` of shape (n,) or (n, c)), so any object providing those works, e.g.
+        :class:`semisup.distributed.DaskKernel`, whose row blocks stay on Dask workers
+        (likewise ``K_val``, of shape (m, n)). No diagonal, row or entry of ``K`` is read.
     L : sparse matrix, ndarray or callable
         Laplacian ``L0`` (applied ``power`` times) or a callable ``v -> L v``.
     y : ndarray (n,) or (n, c)
