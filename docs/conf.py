@@ -102,6 +102,7 @@ API_MODULES = [
     "semisup.graph", "semisup.kernels", "semisup.datasets", "semisup.model_selection",
     "semisup.lass", "semisup.lapsvm", "semisup.clustering", "semisup.completion",
     "semisup.spore", "semisup.baselines.harmonic", "semisup.baselines.graph_kernels",
+    "semisup.distributed",
 ]
 
 
