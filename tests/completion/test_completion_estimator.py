@@ -73,8 +73,9 @@ def test_one_dimensional_class_labels_and_sparse_x():
     assert est.transduction_.shape == (60,) and est.decision_scores_.shape == (60,)
     np.testing.assert_array_equal(est.classes_, ["no", "yes"])
     ref = MatrixCompletionTransducer(lam=1.0, mu=1e-2).fit(Xi, Yi)
-    np.testing.assert_allclose(est.decision_scores_, ref.decision_scores_[:, 0])
-    np.testing.assert_array_equal(est.transduction_ == "yes", ref.transduction_[:, 0] == 1)
+    # a one-column indicator matrix is one task, read as a 1-D target
+    np.testing.assert_allclose(est.decision_scores_, ref.decision_scores_)
+    np.testing.assert_array_equal(est.transduction_ == "yes", ref.transduction_ == 1)
     Xs = sp.csr_matrix(np.where(p.MX.T, p.X.T, 0.0))
     Xs.eliminate_zeros()
     est_s = MatrixCompletionTransducer(lam=1.0, mu=1e-2).fit(Xs, Yi)
@@ -115,7 +116,8 @@ def _base():
     (lambda X, Y: (X, np.where(Y == 0, -1, Y)), "recode"),
     (lambda X, Y: (X, np.where(Y != -1, 0.5, -1.0)), "other than"),
     (lambda X, Y: (X, np.where(Y == 1, np.inf, Y)), "NaN or inf"),
-    (lambda X, Y: (np.where(np.isnan(X), np.inf, X), Y), "infinite"),
+    (lambda X, Y: (np.where(np.isnan(X), np.inf, X), Y), "infinit"),
+    (lambda X, Y: (X * 1e200, Y), "too large"),
     (lambda X, Y: (X, np.column_stack([Y, np.full(len(Y), -1)])), "task 4 of y has no "
                                                                    "observed entry"),
     (lambda X, Y: (X, np.column_stack([Y, np.full(len(Y), np.nan)])), "NaN"),
@@ -175,3 +177,13 @@ def test_bool_and_01_labels_are_negative_and_positive():
     np.testing.assert_array_equal(a.classes_, [False, True] if a.classes_.dtype == bool
                                   else [0, 1])
     assert np.mean(a.transduction_ == full.astype(int)) > 0.9
+
+
+def test_memory_is_refused_before_densifying_a_sparse_x(monkeypatch):
+    """Issue #16 (memory list): a sparse 10^6 x 10^5 X was densified (745 GiB)."""
+    X = sp.csr_matrix((np.ones(3), ([0, 1, 2], [0, 1, 2])), shape=(10 ** 6, 10 ** 5))
+    y = np.full(10 ** 6, -1)
+    y[:2] = [0, 1]
+    with pytest.raises(MemoryError,
+                       match="MatrixCompletionTransducer on a 1000000 x 100000 .*needs about"):
+        MatrixCompletionTransducer(mu=1e-2).fit(X, y)

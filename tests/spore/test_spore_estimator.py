@@ -72,8 +72,10 @@ def test_transductive_contract():
     np.testing.assert_array_equal(m.decision_function(A), m.decision_scores_)
     assert m.score(A, y) == np.mean(m.transduction_ == y)
     assert m.score(A, y_obs) == 1.0              # only labeled entries count; they are kept
+    with pytest.raises(ValueError, match="20 features, but SPORE is expecting 30"):
+        m.predict(A[:20, :20])                   # the shape is checked first
     with pytest.raises(ValueError, match="transductive"):
-        m.predict(A[:20, :20])
+        m.predict(A[::-1])
     with pytest.raises(ValueError, match="transductive"):
         m.decision_function(A + np.eye(30))
     # the mixin's labeled-only score, not ClassifierMixin's (which would count -1 as errors)

@@ -20,7 +20,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._base import TransductiveMixin, _fingerprint, _fit_context
 from .._progress import log
-from .._validation import check_multilabel_target, check_semisup_labels
+from .._validation import check_memory, check_multilabel_target, check_semisup_labels
 from .fpc import continuation_grid, fpc_path
 from .model_selection import CV_PATIENCE, cv_label_errors, observed_sigma1
 
@@ -29,8 +29,28 @@ __all__ = ["MatrixCompletionTransducer", "check_completion_input", "pm_to_indica
 LAMBDA_GRID = (1e-3, 1e-2, 1e-1, 1.0)
 
 
+#: largest |feature| accepted: squares and SVDs of larger values overflow float64
+MAX_ABS_FEATURE = 1e100
+
+#: dense float64 arrays of the size of X that a fit holds at once (the observed values, the
+#: standardised copy, the iterate Z, its gradient and the shrinkage's work space), plus the
+#: boolean mask of observed entries
+N_DENSE_COPIES = 6
+
+
+def _check_features_memory(shape):
+    n, d = shape
+    check_memory((N_DENSE_COPIES * 8.0 + 1.0) * n * d,
+                 f"MatrixCompletionTransducer on a {n} x {d} feature matrix (dense, "
+                 f"{N_DENSE_COPIES} float64 copies: the completion is dense)",
+                 "Complete fewer items or features at a time (e.g. a random subset of the "
+                 "features), or reduce the features first (e.g. TruncatedSVD).")
+
+
 def _check_features(X):
     """Items-as-rows features with NaN (dense) or absent entries (sparse) as missing."""
+    if np.ndim(X) == 2 or sp.issparse(X):
+        _check_features_memory(X.shape)             # before densifying anything
     if sp.issparse(X):
         coo = sp.coo_matrix(X)
         n, d = coo.shape
@@ -57,6 +77,11 @@ def _check_features(X):
         M = ~np.isnan(Xd)
         Xd[~M] = 0.0
     n, d = Xd.shape
+    top = float(np.abs(Xd[M]).max()) if M.any() else 0.0
+    if top > MAX_ABS_FEATURE:
+        raise ValueError(f"X has entries up to {top:.3g}, too large for the squared loss and "
+                         f"the SVDs in float64 (limit {MAX_ABS_FEATURE:g}): rescale X, e.g. "
+                         "StandardScaler, before completing.")
     if n < 2 or d < 1:
         raise ValueError(f"X must have at least 2 items and 1 feature, got shape {(n, d)}.")
     empty_feat = np.flatnonzero(~M.any(axis=0))

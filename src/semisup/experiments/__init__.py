@@ -30,6 +30,7 @@ PAPERS = {
     "spore": "semisup.experiments.spore",
     "foundation": "semisup.experiments.foundation",
     "scaling": "semisup.experiments.scaling",
+    "defaults": "semisup.experiments.defaults",
 }
 
 #: ``semisup reproduce <name>`` sub-commands -> one-line help (shown without importing)
@@ -50,6 +51,7 @@ BENCH = {
     "spore": "SPORE: Table 2 timing per digit pair; IIP vs cvxpy/SCS",
     "foundation": "kNN graph and harmonic-function benchmarks on MNIST",
     "scaling": "time and memory against n; exact kNN of MNIST vs scikit-learn",
+    "defaults": "every estimator at its defaults: time and accuracy",
 }
 
 
