@@ -181,3 +181,38 @@ def test_spore_fit_is_the_public_estimator(rng):
     unl = np.setdiff1d(np.arange(n), lab)
     assert exp.accuracy(model.decision_scores_, y, lab)[0] == pytest.approx(
         100 * np.mean((model.transduction_[unl] == 1) == (y[unl] > 0)))
+
+
+def test_no_resume_recomputes_cached_draws(tmp_path, monkeypatch):
+    """--no-resume recomputes the selected draws (and stores them again); --resume reuses."""
+    import argparse
+    import scipy.sparse as sp
+    A = sp.csr_matrix(np.ones((6, 6)) - np.eye(6))
+    y = np.array([1.0, 1.0, 1.0, -1.0, -1.0, -1.0])
+    calls = []
+
+    def fake_draw(A, ysig, specs, cfg, rng, identity=False):
+        calls.append(1)
+        return {"n": 6, "edges": 15, "seconds": 0.0, **{k: 50.0 for k in exp.BASELINES},
+                "spore": 50.0 + len(calls), "spore_path": [50.0], "spore_ties": [0.0],
+                "spore_params": [1.0, 0.01], "identity_path": None}
+
+    monkeypatch.setattr(exp, "run_draw", fake_draw)
+    monkeypatch.setattr(exp, "uci_graph", lambda name, data_home=None: (A, y))
+    monkeypatch.setattr(exp, "UCI", ("heart",))
+    parser = argparse.ArgumentParser()
+    exp.add_reproduce_parser(parser.add_subparsers())
+
+    def run(*extra):
+        args = parser.parse_args(["spore", "--quick", "--only", "1", "--datasets", "heart",
+                                  "--reps", "2", "--out", str(tmp_path), *extra])
+        assert args.func(args) == 0
+        return (tmp_path / "spore.md").read_text()
+
+    run()
+    assert len(calls) == 2
+    run()
+    assert len(calls) == 2                  # --resume (default): both draws reused
+    text = run("--no-resume")
+    assert len(calls) == 4 and "| heart | 6 | 15 | 2 (of 5) |" in text
+    assert "53.50" in text                  # the recomputed draws (51, 52 -> 53, 54)
