@@ -32,8 +32,17 @@ as row blocks like the kernel here (a dask array of sparse blocks, one halo exch
 distributed.
 """
 
+import importlib
+
 from ._dask import is_dask_array, require_dask
-from .kernel import DaskKernel
-from .neighbors import knn_search_dask
+
+# imported on first use: semisup.graph imports this package (to recognise dask arrays)
+_LAZY = {"DaskKernel": ".kernel", "knn_search_dask": ".neighbors"}
 
 __all__ = ["DaskKernel", "is_dask_array", "knn_search_dask", "require_dask"]
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name], __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

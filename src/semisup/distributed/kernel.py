@@ -24,6 +24,9 @@ _INMEMORY_BLOCK_BYTES = 64 * 2 ** 20
 
 
 def _kernel_block(Xb, rid, Y, *, symmetric, kernel, params, out_dtype):
+    if symmetric and Xb.shape[0] == Y.shape[0]:
+        # one block: the in-memory call itself (its X @ X.T is a symmetric rank-k update)
+        return kernel_matrix(np.asarray(Xb), None, kernel, dtype=out_dtype, **params)
     K = kernel_matrix(np.asarray(Xb), np.asarray(Y), kernel, dtype=out_dtype, **params)
     if symmetric and kernel == "rbf":
         K[np.arange(K.shape[0]), rid] = 1.0  # as the in-memory symmetric kernel: exactly 1

@@ -44,6 +44,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import validate_data
 
 from .._validation import _as_numeric_matrix, check_affinity, check_finite
+from ..distributed._dask import is_dask_array
 from .neighbors import edge_weights, graph_from_neighbors, heat_sigma, knn_search
 from .weights import _dense_threshold, cosine_threshold_graph, rbf_similarity
 
@@ -146,6 +147,9 @@ class GraphMixin:
             self.n_features_in_ = W.shape[1]
             self.affinity_matrix_ = W
             return W, None
+        if is_dask_array(X):  # built on the Dask workers (extra [dask])
+            from ..distributed.frontend import fit_graph_dask
+            return fit_graph_dask(self, X)
         if validate:
             X = self._validate_points(X, reset=True)
         n = X.shape[0]
@@ -188,6 +192,9 @@ class GraphMixin:
             return check_query_affinity(X_new, n_train, name)
         X_new = self._validate_points(X_new, reset=False)
         kind, X_fit = self._graph_state[:2]
+        if kind == "knn_dask":
+            from ..distributed.frontend import query_affinity_dask
+            return query_affinity_dask(self, X_new)
         m = X_new.shape[0]
         if kind == "knn":
             nn = self._graph_state[2]

@@ -24,6 +24,7 @@ from sklearn.utils.validation import _num_samples, check_is_fitted
 
 from .._base import SemiSupervisedMixin, _fit_context
 from .._validation import _fmt_bytes, check_memory, check_semisup_labels
+from ..distributed._dask import is_dask_array
 from ..graph import laplacian
 from ..graph.frontend import GRAPH_PARAMETER_CONSTRAINTS, GraphMixin
 from ..kernels import kernel_matrix
@@ -192,6 +193,14 @@ class _LaplacianKernelClassifier(SemiSupervisedMixin, GraphMixin, ClassifierMixi
     def _kernel(self, X, Y=None):
         kw = dict(kernel=self.kernel, sigma=self.kernel_sigma_, degree=self.degree,
                   coef0=self.coef0, dtype=np.dtype(self.kernel_dtype))
+        if is_dask_array(X) or is_dask_array(Y):
+            # the kernel as row blocks on the Dask workers, never gathered (PCG only needs
+            # K @ V); the graph of a dask X is built there too (GraphMixin)
+            if self.solver != "pcg":
+                raise ValueError(f"a dask array X needs solver='pcg' (the kernel stays on "
+                                 f"the workers), got solver={self.solver!r}.")
+            from ..distributed import DaskKernel
+            return DaskKernel(X, Y, **kw)
         try:
             return kernel_matrix(X, Y, **kw)
         except MemoryError as exc:
@@ -227,7 +236,8 @@ class _LaplacianKernelClassifier(SemiSupervisedMixin, GraphMixin, ClassifierMixi
         """Refuse kernels whose entries would overflow the solvers' products (``K alpha``,
         ``L K``, ``K^T K``) rather than return inf/NaN coefficients."""
         limit = 1e100 if K.dtype == np.float64 else 1e15
-        top = float(np.abs(K).max()) if K.size else 0.0
+        top = (K.max_abs() if hasattr(K, "max_abs") else float(np.abs(K).max())) \
+            if K.size else 0.0
         if top > limit:
             raise ValueError(f"the kernel has entries up to {top:.3g}, too large for the "
                              f"solvers' products in {K.dtype.name} (limit {limit:g}): "
@@ -351,7 +361,7 @@ class _LaplacianKernelClassifier(SemiSupervisedMixin, GraphMixin, ClassifierMixi
             n_samples = _num_samples(X)
         except TypeError:
             n_samples = None              # not array-like: validation explains below
-        if n_samples:
+        if n_samples and not is_dask_array(X):  # a dask X: the kernel is on the workers
             self._check_solver_memory(n_samples)
         t0 = time.perf_counter()
         if self.affinity == "precomputed":
@@ -379,7 +389,7 @@ class _LaplacianKernelClassifier(SemiSupervisedMixin, GraphMixin, ClassifierMixi
             _warn_if_not_psd(K, self.random_state)
         else:
             K = self._kernel(X)
-            if self.kernel == "rbf":
+            if self.kernel == "rbf" and isinstance(K, np.ndarray):
                 _warn_if_degenerate(K, "the training kernel", "between training points")
         self._check_kernel_scale(K)
         L0 = laplacian(W, kind=self.laplacian, check=False)
@@ -412,7 +422,7 @@ class _LaplacianKernelClassifier(SemiSupervisedMixin, GraphMixin, ClassifierMixi
             Kx = _dense_kernel(X, np.float64, "kernel")
         else:
             Kx = self._kernel(X, self.X_fit_)
-            if self.kernel == "rbf":
+            if self.kernel == "rbf" and isinstance(Kx, np.ndarray):
                 _warn_if_degenerate(Kx, "the kernel between these points and the training "
                                     "points", "to any training point")
         return np.asarray(Kx @ self.alpha_, dtype=np.float64) + self.intercept_
