@@ -37,7 +37,7 @@ from ._report import kept_section, write_text
 
 __all__ = ["Unit", "add_common_options", "out_dir", "cache_dir", "report_path",
            "is_full_run", "blas_limit", "run_command", "run_units", "write_report",
-           "repo_docs", "only_set"]
+           "repo_docs", "only_set", "refuse_empty_assembly", "timing_summary"]
 
 
 # ----------------------------------------------------------------------------- options
@@ -189,6 +189,17 @@ def report_path(args, name: str | None = None) -> str:
         sub = "results" if getattr(args, "kind", "reproduce") == "reproduce" else "benchmarks"
         return str(docs / sub / f"{name}.md")
     return os.path.join(args.out, f"{name}.md")
+
+
+def refuse_empty_assembly(args, n_found: int, where: str) -> None:
+    """Stop an ``--assemble-only`` run that found nothing in the cache.
+
+    Its report would hold empty tables; for a full run that report is the published one in
+    docs/, so nothing is written: SystemExit naming the folder searched.
+    """
+    if getattr(args, "assemble_only", False) and n_found == 0:
+        raise SystemExit(f"--assemble-only: nothing cached in {where}; no report written "
+                         "(run without --assemble-only to compute, or give --cache)")
 
 
 # ----------------------------------------------------------------------------- BLAS

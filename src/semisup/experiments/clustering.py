@@ -39,7 +39,7 @@ from ._report import markdown_table as _table, write_text as _write
 from ._report import kept_section
 from ._checkpoint import TrialCache
 from ._runner import Unit, add_common_options, cache_dir as _cache_dir, only_set, out_dir
-from ._runner import report_path, run_command, run_units
+from ._runner import refuse_empty_assembly, report_path, run_command, run_units
 
 # hand-written over the full protocol's tables; kept when the report is rewritten
 STATUS = "## Status and what we find"
@@ -661,6 +661,7 @@ def _reproduce(args) -> int:
             _run_plan(plans[t], cells[t], cache, n_jobs=args.n_jobs, verbose=args.verbose,
                       desc=f"clustering Table {t}", resume=args.resume)
     res = {t: _run_plan(plans[t], cells[t], cache, compute=False) for t in (1, 2, 3, 4)}
+    refuse_empty_assembly(args, sum(len(cpu) for _, cpu in res.values()), folder)
 
     text = ["# Learning with clustering structure — reproduced tables", "",
             f"Command: `{_command(args)}` ({datetime.datetime.now():%Y-%m-%d %H:%M}; "

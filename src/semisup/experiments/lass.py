@@ -30,7 +30,7 @@ from .._progress import log
 from ._report import command_line as _command, load_average, machine
 from ._report import markdown_table as _table, write_text as _write
 from ._runner import Unit, add_common_options, only_set, out_dir, report_path, run_command
-from ._runner import run_units, write_report
+from ._runner import cache_dir, refuse_empty_assembly, run_units, write_report
 
 PARTS = ("figure1", "tagging")
 RHO_GRID = [1e-3, 1e-2, 1e-1, 1.0, 1e1, 1e2, 1e3]
@@ -242,6 +242,7 @@ def _reproduce(args) -> int:
                        (name, args.data_home, n_rep, args.verbose))
                   for name in ("emotions", "yeast")]
     res = dict(zip([u.key for u in units], run_units(units, args, desc="lass")))
+    refuse_empty_assembly(args, sum(r is not None for r in res.values()), cache_dir(args))
     fig = res.get(f"figure1-{mode}")
     rows1, acc, figs = ((fig["rows"], fig["acc"], fig["figs"]) if fig
                         else ([], float("nan"), []))

@@ -51,7 +51,8 @@ from .._progress import log
 from ._checkpoint import TrialCache
 from ._report import load_average as _load, machine as _machine
 from ._runner import add_common_options, cache_dir as _cache_dir, only_set, out_dir
-from ._runner import _timed_call, report_path, run_command, write_report
+from ._runner import _timed_call, refuse_empty_assembly, report_path, run_command
+from ._runner import write_report
 
 
 # ---------------------------------------------------------------------------- paper numbers
@@ -725,6 +726,7 @@ def _reproduce(args) -> int:
         r4 = run_table4(cfg, args, cache, compute)
         dump["table4"] = r4
         parts += [table4_md(r4, cfg["t4_T"], full["t4_draws"]), ""]
+    refuse_empty_assembly(args, sum(len(v) for v in dump.values() if v), cache_dir)
     parts.append(f"Total {time.perf_counter() - t_all:.0f} s.")
     text = "\n".join(parts)
     # the published page holds the default graph reading's tables only
