@@ -33,10 +33,6 @@ def test_knn_vote_scores_are_neighbour_means():
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="since 1f3b41e (LASS solver scaled/certified) the "
-                   "automatic rho on Figure 1's two moons (lambda = 0.1) is 1, not 0.0799: "
-                   "318 iterations to 1e-2 instead of 125 (docs/results/lass.md); reported "
-                   "to the lead, remove this mark when rho* is near the best grid value again")
 def test_figure1_rho_star_is_near_the_best_grid_value():
     rows, acc, _ = exp.figure1(quick=True)
     # lambda = 0.1 rows only (the lambda = 1 rows show where rho* is a poor choice)
