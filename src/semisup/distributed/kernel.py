@@ -33,6 +33,16 @@ def _kernel_block(Xb, rid, Y, *, symmetric, kernel, params, out_dtype):
     return K
 
 
+def _wait_if_distributed(collection):
+    """Block until a persisted collection is in the workers' memory (with a Client)."""
+    try:
+        from distributed import default_client, wait
+        default_client()
+    except (ImportError, ValueError):  # no distributed, or no Client: persist was eager
+        return
+    wait(collection)
+
+
 class DaskKernel:
     """Kernel ``K[i, j] = k(x_i, y_j)`` as row blocks on the Dask workers.
 
@@ -95,6 +105,8 @@ class DaskKernel:
                          concatenate=True)
         self.persisted = bool(persist)
         self.blocks = K.persist() if persist else K
+        if persist:
+            _wait_if_distributed(self.blocks)  # the kernel's cost belongs to its set-up
         self.shape = (X.shape[0], m)
         self.size = self.shape[0] * self.shape[1]
 

@@ -1,6 +1,6 @@
 """Scaling benchmarks: ``semisup bench scaling``.
 
-Two parts, selectable by flag (``--growth`` runs when none is given):
+Three parts, selectable by flag (``--growth`` runs when none is given):
 
 ``--knn-mnist``
     the exact 10-NN graph of MNIST (70 000 x 784) by :func:`semisup.graph.knn_search`
@@ -13,6 +13,11 @@ Two parts, selectable by flag (``--growth`` runs when none is given):
     peak resident memory (``resource.getrusage`` of the child), stopping a method once a fit
     exceeds ``--max-seconds``; the fitted growth exponent (least squares on log-log) and,
     with ``--plot``, a log-log figure.
+``--cluster``
+    LapRLS and LapSVM (PCG, stability stop) on a ``dask.distributed.LocalCluster`` of
+    ``--workers`` processes whose ``--worker-memory`` is below the kernel's size (the kernel
+    as :class:`~semisup.distributed.DaskKernel` row blocks), against the in-memory path at
+    ``--memory-n``: set-up and per-iteration times in the same run (extra ``[dask]``).
 
 Each part rewrites its own section of ``--output`` (default ``docs/benchmarks/scaling.md``)
 and keeps the rest of the file. Run figures you record under the exclusive CPU lock.
@@ -342,12 +347,83 @@ def _plot_growth(results, path):
 
 
 # ------------------------------------------------------------------------------------------
+# LapRLS / LapSVM with a kernel larger than any one worker's memory
+
+def _fit_record(est, X, y):
+    t0 = time.perf_counter()
+    est.fit(X, y)
+    total = time.perf_counter() - t0
+    return dict(total=total, setup=est.setup_time_, solve=est.fit_time_,
+                n_iter=est.n_iter_, per_iter=est.fit_time_ / max(est.n_iter_, 1),
+                decision=np.asarray(est.decision_function(X[:200] if not hasattr(X, "chunks")
+                                                          else X[:200].compute())))
+
+
+def run_cluster(args) -> list[str]:
+    """LapRLS and LapSVM on a LocalCluster whose workers each hold less than the kernel,
+    against the in-memory path, in one run."""
+    import dask.array as da
+    from dask.distributed import Client, LocalCluster
+
+    import semisup
+
+    n, n_mem = args.cluster_n, args.memory_n or args.cluster_n
+    dtype = np.dtype(args.kernel_dtype)
+    kernel_gb = n * n * dtype.itemsize / 1e9
+    lines = _header("LapRLS / LapSVM beyond one worker's memory",
+                    f"two Gaussian classes in 10-D, 10 labels per class; n = {n} on the "
+                    f"cluster (a {dtype.name} kernel of {kernel_gb:.1f} GB), n = {n_mem} "
+                    "in one process")
+    lines += [f"- cluster: LocalCluster({args.workers} worker processes, 1 thread each, "
+              f"memory_limit={args.worker_memory}) on this machine", ""]
+    kw = dict(gamma_A=1e-4, gamma_I=1e-2, kernel_dtype=dtype.name, solver="pcg",
+              early_stopping="stability", knn_method="exact")
+    rows = []
+    for name in args.cluster_methods:
+        X, y = _growth_data(name, n_mem)
+        mem = _fit_record(getattr(semisup, name)(**kw), X, y)
+        print(f"[scaling] {name} in memory n={n_mem}: {mem['total']:.1f} s", file=sys.stderr)
+        rows.append((name, f"in memory (one process), n = {n_mem}", mem))
+    with LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,
+                      memory_limit=args.worker_memory, host="127.0.0.1",
+                      dashboard_address=None, silence_logs=40,
+                      env={"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}) as cluster, \
+            Client(cluster):
+        for name in args.cluster_methods:
+            X, y = _growth_data(name, n)
+            Xd = da.from_array(X, chunks=(4096, -1))
+            dist = _fit_record(getattr(semisup, name)(**kw), Xd, y)
+            print(f"[scaling] {name} on the cluster n={n}: {dist['total']:.1f} s",
+                  file=sys.stderr)
+            rows.append((name, f"{args.workers} Dask workers, n = {n}", dist))
+    lines += ["| method | where | total fit (s) | set-up: graph + kernel (s) | PCG (s) | "
+              "iterations | s / iteration |", "|---|---|---:|---:|---:|---:|---:|"]
+    for name, where, r in rows:
+        lines.append(f"| {name} | {where} | {r['total']:.1f} | {r['setup']:.1f} | "
+                     f"{r['solve']:.1f} | {r['n_iter']} | {r['per_iter']:.3f} |")
+    lines.append("")
+    for name in args.cluster_methods:
+        mem = [r for nm, w, r in rows if nm == name and w.startswith("in memory")][0]
+        dist = [r for nm, w, r in rows if nm == name and not w.startswith("in memory")][0]
+        ratio = dist["per_iter"] / mem["per_iter"]
+        same = ""
+        if n == n_mem:
+            diff = float(np.abs(dist["decision"] - mem["decision"]).max())
+            same = f"; largest difference of the decision values: {diff:.1e}"
+        lines.append(f"- {name}: a PCG iteration on the cluster takes {ratio:.2f}x the "
+                     f"in-memory one{same}")
+    lines.append("")
+    return lines
+
+
+# ------------------------------------------------------------------------------------------
 # Command line
 
 def run_bench(args) -> int:
-    parts = [p for p in ("knn_mnist", "growth") if getattr(args, p)] or ["growth"]
+    parts = [p for p in ("knn_mnist", "growth", "cluster") if getattr(args, p)] or ["growth"]
+    run = dict(knn_mnist=run_knn_mnist, growth=run_growth, cluster=run_cluster)
     for part in parts:
-        lines = run_knn_mnist(args) if part == "knn_mnist" else run_growth(args)
+        lines = run[part](args)
         write_section(args.output, part, lines)
         print("\n".join(lines))
     print(f"\nWritten to {args.output}", file=sys.stderr)
@@ -363,6 +439,15 @@ def add_bench_parser(subparsers) -> None:
                     "memory, growth exponent; the default).")
     p.add_argument("--knn-mnist", action="store_true", help="exact kNN of MNIST vs sklearn")
     p.add_argument("--growth", action="store_true", help="time and memory against n")
+    p.add_argument("--cluster", action="store_true",
+                   help="LapRLS/LapSVM on a LocalCluster whose workers hold less than K")
+    p.add_argument("--cluster-n", type=int, default=40_000)
+    p.add_argument("--memory-n", type=int, default=None,
+                   help="--cluster: n of the in-memory comparison (default --cluster-n)")
+    p.add_argument("--workers", type=int, default=4)
+    p.add_argument("--worker-memory", default="3GB")
+    p.add_argument("--kernel-dtype", default="float32", choices=("float32", "float64"))
+    p.add_argument("--cluster-methods", nargs="+", default=["LapRLS", "LapSVM"])
     p.add_argument("--n-neighbors", type=int, default=10)
     p.add_argument("--n-samples", type=int, default=None,
                    help="--knn-mnist: first points of MNIST only (default all 70 000)")
