@@ -72,7 +72,7 @@ class Case:
 
 CASES = [
     Case(lambda: HarmonicFunction(), "semi", grid={"n_neighbors": [5, 10]}),
-    Case(lambda: LaplacianAssignment(), "semi", grid={"lam": [0.1, 1.0]}),
+    Case(lambda: LaplacianAssignment(), "semi", grid={"lam": [0.01, 0.1]}),
     Case(lambda: LapSVM(), "semi", grid={"gamma_I": [0.1, 1.0]}),
     Case(lambda: LapRLS(), "semi", grid={"gamma_I": [0.1, 1.0]}),
     Case(lambda: SPORE(), "transductive", grid={"beta": [0.1, 1.0]}),

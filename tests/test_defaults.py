@@ -131,7 +131,8 @@ def test_clustered_classifier_defaults_work(data):
 
 
 def test_clustered_regressor_defaults_work():
-    X, y = load_digits(return_X_y=True)      # regress the digit on its pixels
+    from sklearn.datasets import load_diabetes
+    X, y = load_diabetes(return_X_y=True)
     rng = np.random.default_rng(0)
     test = rng.random(len(y)) < 0.3
     ref = Ridge().fit(X[~test], y[~test]).score(X[test], y[test])

@@ -157,7 +157,7 @@ class _ClusteredBase(BaseEstimator):
     }
 
     def __init__(self, n_clusters=5, *, cluster="features", sparsity=None, solver="pg",
-                 alpha=1e-3, fit_intercept=True, max_iter=500, tol=1e-8, fw_max_iter=200,
+                 alpha=1e-3, fit_intercept=True, max_iter=5000, tol=1e-8, fw_max_iter=200,
                  refine=True, n_init=3, random_state=None, verbose=False):
         self.n_clusters = n_clusters
         self.cluster = cluster
@@ -441,7 +441,7 @@ class ClusteredRegressor(RegressorMixin, _ClusteredBase):
     fit_intercept : bool, default=True
         Features: centre X and y (X implicitly, sparse stays sparse). Samples: one
         intercept per expert (a column of ones, penalised with the rest).
-    max_iter : int, default=500
+    max_iter : int, default=5000
         Accepted PG steps / AM iterations.
     tol : float, default=1e-8
         PG stops when an accepted step changes the objective by less than tol times its
@@ -659,7 +659,7 @@ default_expert_, n_iter_, fw_result_, pg_result_, n_features_in_, feature_names_
     }
 
     def __init__(self, n_clusters=5, *, cluster="features", loss="logistic", sparsity=None,
-                 solver="pg", alpha=1e-3, fit_intercept=True, max_iter=500, tol=1e-8,
+                 solver="pg", alpha=1e-3, fit_intercept=True, max_iter=5000, tol=1e-8,
                  fw_max_iter=200, refine=True, n_init=3, random_state=None, verbose=False):
         super().__init__(n_clusters, cluster=cluster, sparsity=sparsity, solver=solver,
                          alpha=alpha, fit_intercept=fit_intercept, max_iter=max_iter, tol=tol,

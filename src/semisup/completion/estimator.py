@@ -49,9 +49,8 @@ def _check_features_memory(shape):
 
 def _check_features(X):
     """Items-as-rows features with NaN (dense) or absent entries (sparse) as missing."""
-    if np.ndim(X) == 2 or sp.issparse(X):
-        _check_features_memory(X.shape)             # before densifying anything
     if sp.issparse(X):
+        _check_features_memory(X.shape)             # before densifying anything
         coo = sp.coo_matrix(X)
         n, d = coo.shape
         Xd = np.zeros((n, d))
@@ -68,6 +67,7 @@ def _check_features(X):
                              "missing feature).")
         if Xa.ndim != 2:
             raise ValueError(f"X must be 2-D (items x features), got shape {Xa.shape}.")
+        _check_features_memory(Xa.shape)            # before the dense working copies
         # scikit-learn's checks and messages (shape, dtype), NaN allowed: a missing entry
         Xd = check_array(Xa, dtype=np.float64, copy=True, ensure_all_finite="allow-nan",
                          ensure_min_samples=2, input_name="X")

@@ -54,14 +54,18 @@ def _fold_label_errors(X, MX, Y, MY, hx, hy, variant, lam, grid, fpc_kw, patienc
     err = np.full(grid.size, np.nan)
     t = Y.shape[0]
     yh = Y[hy]
-    best = [np.inf, 0]          # best error so far, stages since it improved
+    # [best error so far, stages since it improved, first error]; the count starts at the
+    # first improvement: at large mu Z is ~0 and the error sits flat at its starting value
+    best = [np.inf, 0, None]
 
     def record(k, mu, Z, b):
         S = Z[:t] if b is None else Z[:t] + b[:, None]
         err[k] = float((sign_pm(S[hy]) != yh).mean())
-        if err[k] < best[0]:
-            best[:] = [err[k], 0]
-        else:
+        if best[2] is None:
+            best[:] = [err[k], 0, err[k]]
+        elif err[k] < best[0]:
+            best[0], best[1] = err[k], 0
+        elif best[0] < best[2]:
             best[1] += 1
         return patience is not None and best[1] >= patience
 

@@ -67,7 +67,7 @@ def figure1(quick=False, plot=False, out="out/lass", verbose=False, lam=0.1):
     from ..lass import solve
     X, y, W, G = two_moons_problem()
     L = laplacian(W)
-    ref = solve(L, G, lam, tol=1e-13, max_iter=100000)
+    ref = solve(L, G, lam, tol=1e-13, max_iter=100000, solver="direct")
     Zs = ref.Z
     nz = np.linalg.norm(Zs)
     T = 400 if quick else 2000
@@ -81,7 +81,8 @@ def figure1(quick=False, plot=False, out="out/lass", verbose=False, lam=0.1):
         t0 = time.perf_counter()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            res = solve(L, G, lam, rho=rho, tol=1e-300, max_iter=T, callback=cb)
+            res = solve(L, G, lam, rho=rho, tol=1e-300, max_iter=T, callback=cb,
+                        solver="direct")   # Figure 1 compares ADMM's rho choices
         secs = time.perf_counter() - t0
         label = "rho* (auto)" if rho == "auto" else f"{rho:g}"
         curves[label] = err
@@ -96,12 +97,13 @@ def figure1(quick=False, plot=False, out="out/lass", verbose=False, lam=0.1):
     acc = float((Zs.argmax(1) == y).mean())
     # Same data at lambda = 1: the solution is interior almost everywhere, ADMM acts like a
     # proximal-point method and a small rho wins by far (see docs/results/lass.md).
-    Zs1 = solve(L, G, 1.0, tol=1e-13, max_iter=100000).Z
+    Zs1 = solve(L, G, 1.0, tol=1e-13, max_iter=100000, solver="direct").Z
     for rho in (1e-3, "auto"):
         err = []
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            r = solve(L, G, 1.0, rho=rho, tol=1e-300, max_iter=T, callback=lambda t, Z, Y, U:
+            r = solve(L, G, 1.0, rho=rho, tol=1e-300, max_iter=T, solver="direct",
+                      callback=lambda t, Z, Y, U:
                       err.append(np.linalg.norm(Z - Zs1) / np.linalg.norm(Zs1)))
         err = np.array(err)
         rows.append({"rho": ("lambda=1: " + (f"{rho:g}" if rho != "auto" else
@@ -358,7 +360,7 @@ def bench_vs_cvxpy(N=2000, K=10, lam=1.0, gap=1e-5, verbose=False):
         t0 = time.perf_counter()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            res = solve(L, G, lam, tol=tol, max_iter=100000)
+            res = solve(L, G, lam, tol=tol, max_iter=100000, solver="direct")
         secs = time.perf_counter() - t0
         F = objective(res.Z, L, G, lam)
         g = abs(F - Fstar) / abs(Fstar)

@@ -70,7 +70,7 @@ LAM_MIN = 1e-12
 
 #: ``solver="auto"``: APG when ``lam * max degree / max|G|`` is at most this (else ADMM,
 #: below :data:`APG_MIN_N` items).
-APG_MAX_LAM = 10.0
+APG_MAX_LAM = 100.0
 
 #: ``rho="auto"``: floor of ``mu_2 / mu_N`` (caps the condition number of ``A`` at 1e8).
 RHO_MIN_RATIO = 1e-8
