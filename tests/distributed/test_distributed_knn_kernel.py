@@ -89,3 +89,14 @@ def test_pcg_on_a_dask_kernel_equals_pcg_in_memory(client, rng):
                  **kw)
         assert r1.n_iter == r0.n_iter > 3
         np.testing.assert_allclose(r1.decision, r0.decision, rtol=0, atol=1e-8)
+
+
+def test_float32_dask_kernel_follows_numpy_precision(client, X):
+    from semisup.lapsvm.objective import kernel_matvec
+    K0 = kernel_matrix(X, sigma=1.5, dtype=np.float32)
+    K = DaskKernel(da.from_array(X, chunks=100), sigma=1.5, dtype=np.float32)
+    V = np.random.default_rng(2).normal(size=(500, 2))
+    # PCG's products: float32, as in memory
+    np.testing.assert_array_equal(kernel_matvec(K, V), kernel_matvec(K0, V))
+    # decision values: a float64 vector promotes the product to float64, as NumPy does
+    np.testing.assert_allclose(K @ V, K0 @ V, rtol=1e-13, atol=1e-12)

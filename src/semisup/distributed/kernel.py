@@ -111,12 +111,20 @@ class DaskKernel:
         self.size = self.shape[0] * self.shape[1]
 
     def __matmul__(self, V):
-        """``K @ V`` computed on the workers, returned as a float64 ndarray."""
-        V = np.asarray(V, dtype=np.float64)
+        """``K @ V`` computed on the workers, gathered as a float64 ndarray.
+
+        NumPy's precision rules: a float32 ``V`` gives a float32 product (what PCG's
+        ``kernel_matvec`` asks for), a float64 ``V`` a float64 one (the blocks are cast on
+        the workers), as for an in-memory ``K``.
+        """
+        V = np.asarray(V)
+        if V.dtype not in (np.float32, np.float64):
+            V = V.astype(np.float64)
         if V.shape[0] != self.shape[1]:
             raise ValueError(f"K has {self.shape[1]} columns but V has {V.shape[0]} rows.")
-        # cast the (small) vector to K's precision, as kernel_matvec does in memory
-        out = (self.blocks @ V.astype(self.dtype, copy=False)).compute()
+        dtype = np.result_type(self.dtype, V.dtype)
+        blocks = self.blocks if self.dtype == dtype else self.blocks.astype(dtype)
+        out = (blocks @ V).compute()
         return np.asarray(out, dtype=np.float64)
 
     def max_abs(self) -> float:

@@ -467,11 +467,13 @@ def knn_graph(X, n_neighbors: int = 10, *, weights: str = "binary", sigma: float
     symmetrize : {"max", "mean", "mutual"}
         See :func:`symmetrize_graph`. ``"max"`` is the usual "OR" kNN graph.
     method : {"exact", "approx", "auto"}
-        Exact brute force / trees (scikit-learn) or NN-descent (pynndescent, extra
-        ``[fast]``). ``auto`` is approximate above ``AUTO_APPROX_THRESHOLD`` points when
-        pynndescent is installed.
+        Exact (tiled BLAS products with a certified float32 selection re-ranked in
+        float64, see ``_exact_neighbors``; a dask array ``X`` is searched blockwise on the
+        Dask workers, extra ``[dask]``) or NN-descent (pynndescent, extra ``[fast]``).
+        ``auto`` is approximate above ``AUTO_APPROX_THRESHOLD`` points when pynndescent is
+        installed (and ``X`` is in memory).
     n_jobs : int, optional
-        Parallel jobs for the neighbour search.
+        Parallel jobs of the approximate search (the exact one uses the BLAS threads).
     random_state : int, optional
         Seed of the approximate search.
 

@@ -81,7 +81,8 @@ def kernel_matvec(K, V: np.ndarray) -> np.ndarray:
     float64 on every product; casting the (small) vector instead keeps the product at
     float32 memory traffic, which is what bounds its speed.
     """
-    if isinstance(K, np.ndarray) and K.dtype == np.float32:
+    if getattr(K, "dtype", None) == np.float32 and not sp.issparse(K):
+        # (an ndarray, or a kernel operator such as semisup.distributed.DaskKernel)
         return np.asarray(K @ V.astype(np.float32), dtype=np.float64)
     return np.asarray(K @ V, dtype=np.float64)
 
