@@ -81,7 +81,8 @@ def add_common_options(p, paper: str, kind: str = "reproduce", *, only=None,
                                  "protocol's; --quick: fewer)",
                        quick_help="a small, fast variant (written under --out, never to "
                                   "docs/)",
-                       n_jobs_default=1, blas_default=1) -> None:
+                       n_jobs_default=1, blas_default=1, cache_sub="cache",
+                       n_jobs_help=None, unused=()) -> None:
     """Add the options shared by every ``semisup reproduce``/``bench`` command to ``p``.
 
     Parameters
@@ -94,6 +95,13 @@ def add_common_options(p, paper: str, kind: str = "reproduce", *, only=None,
     kind : {"reproduce", "bench"}
     only : sequence of str, optional
         The values ``--only`` accepts (None: any).
+    cache_sub : str, default="cache"
+        The cache's folder under ``--out`` when ``--cache`` is not given.
+    n_jobs_help : str, optional
+        What ``--n-jobs`` runs in parallel for this command.
+    unused : sequence of str
+        Shared options this command accepts but does not use (e.g. ``"--resume"`` for a
+        benchmark that caches nothing); their help says so.
 
     Examples
     --------
@@ -107,32 +115,43 @@ def add_common_options(p, paper: str, kind: str = "reproduce", *, only=None,
     if kind not in ("reproduce", "bench"):
         raise ValueError(f"kind must be 'reproduce' or 'bench', got {kind!r}")
     g = p.add_argument_group("common options (every reproduce/bench command)")
+    unused = set(unused)
+
+    def say(option, text):
+        return "accepted by every command; not used by this one" if option in unused \
+            else text
+
     g.add_argument("--out", default=os.path.join("out", paper),
                    help=f"folder for figures, raw results, the cache and any report that is "
                         f"not the full run's (default out/{paper}, relative to the current "
                         "directory)")
     g.add_argument("--cache", default=None,
-                   help="folder of finished units, one JSON file each (default <--out>/cache)")
-    g.add_argument("--reps", type=_positive_int, default=None, help=reps_help)
+                   help=say("--cache", f"folder of finished units, one JSON file each "
+                                       f"(default <--out>/{cache_sub})"))
+    g.add_argument("--reps", type=_positive_int, default=None, help=say("--reps", reps_help))
     g.add_argument("--n-jobs", type=_n_jobs, default=n_jobs_default,
-                   help=f"units run in parallel processes, one BLAS thread each (default "
-                        f"{n_jobs_default}; -1: all cores)")
+                   help=say("--n-jobs", (n_jobs_help or "units run in parallel processes, "
+                                         "one BLAS thread each")
+                            + f" (default {n_jobs_default}; -1: all cores)"))
     g.add_argument("--quick", action="store_true", help=quick_help)
-    g.add_argument("--plot", action="store_true", help="save PNG figures under --out")
+    g.add_argument("--plot", action="store_true",
+                   help=say("--plot", "save PNG figures under --out"))
     g.add_argument("--resume", action=argparse.BooleanOptionalAction, default=True,
-                   help="reuse the units found in --cache (default); --no-resume recomputes "
-                        "them")
+                   help=say("--resume", "reuse the units found in --cache (default); "
+                                        "--no-resume recomputes them"))
     g.add_argument("--assemble-only", action="store_true",
-                   help="compute nothing: rebuild the report from the units in --cache")
+                   help=say("--assemble-only", "compute nothing: rebuild the report from the "
+                                               "units in --cache"))
     g.add_argument("--only", type=_comma_list(None if only is None else tuple(only)),
                    default=None,
-                   help=only_help + (f"; of {','.join(only)}" if only is not None else ""))
+                   help=say("--only", only_help
+                            + (f"; of {','.join(only)}" if only is not None else "")))
     g.add_argument("--blas-threads", type=_positive_int, default=blas_default,
                    help=f"BLAS/LAPACK threads of the whole run (default {blas_default})")
     g.add_argument("--data-home", default=None,
                    help="data directory (default: $SEMISUP_DATA or ../shared/datasets)")
     g.add_argument("-v", "--verbose", action="store_true", help="show progress")
-    p.set_defaults(paper=paper, kind=kind)
+    p.set_defaults(paper=paper, kind=kind, cache_sub=cache_sub)
 
 
 def only_set(args, default):
@@ -157,9 +176,10 @@ def out_dir(args) -> str:
     return args.out
 
 
-def cache_dir(args, default_sub: str = "cache") -> str:
-    """``--cache``, by default ``<--out>/<default_sub>``."""
-    return getattr(args, "cache", None) or os.path.join(args.out, default_sub)
+def cache_dir(args, default_sub: str | None = None) -> str:
+    """``--cache``, by default ``<--out>/<sub>`` (the command's ``cache_sub``)."""
+    sub = default_sub or getattr(args, "cache_sub", None) or "cache"
+    return getattr(args, "cache", None) or os.path.join(args.out, sub)
 
 
 def is_full_run(args) -> bool:

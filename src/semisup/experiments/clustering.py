@@ -804,7 +804,8 @@ def _bench(args) -> int:
 def add_reproduce_parser(subparsers):
     p = subparsers.add_parser("clustering", help="Roulet et al. 2016: Tables 1-5")
     add_common_options(
-        p, "clustering", only=TABLES,
+        p, "clustering", only=TABLES, cache_sub="reps",
+        n_jobs_help="repetitions run in parallel processes, one BLAS thread each",
         only_help="tables to compute (default all; Table 5 comes with 4); the report shows "
                   "every table the cache holds",
         reps_help="repetitions per cell of Tables 1-3 and splits of Table 4 (default 50 and "
@@ -815,7 +816,11 @@ def add_reproduce_parser(subparsers):
 
 def add_bench_parser(subparsers):
     p = subparsers.add_parser("clustering", help="exact projections and the movie-review fit")
-    add_common_options(p, "clustering", "bench")
+    add_common_options(p, "clustering", "bench",
+                       quick_help="the same runs, the record written under --out instead of "
+                                  "docs/benchmarks",
+                       unused=("--cache", "--reps", "--n-jobs", "--plot", "--resume",
+                               "--assemble-only", "--only"))
     p.set_defaults(func=cmd_bench, cmd_name="bench clustering")
 
 

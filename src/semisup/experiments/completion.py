@@ -510,6 +510,7 @@ def add_reproduce_parser(subparsers):
         "completion", help="Goldberg et al. 2010: MC-1/MC-b vs impute+SVM baselines")
     add_common_options(
         p, "completion", only=PARTS, only_help="experiments to run (default all)",
+        cache_sub="trials", n_jobs_help="trials run in parallel processes, one BLAS thread each",
         reps_help="trials per setting / per real-data omega (default 10; --quick: 1 per "
                   "synthetic setting, 3 for the tasks experiment, 2 per omega)",
         quick_help="1 trial per synthetic setting (3 for the tasks experiment, 2 per "
@@ -818,6 +819,10 @@ def _bench(args) -> int:
 def add_bench_parser(subparsers):
     p = subparsers.add_parser("completion", help="FPC speed: yeast CV grid, SoftImpute, SVD")
     add_common_options(p, "completion", "bench", only=BENCH_PARTS,
+                       n_jobs_help="parallel CV runs of the yeast part",
+                       quick_help="the same runs, the record written under --out instead "
+                                  "of docs/benchmarks",
+                       unused=("--cache", "--reps", "--plot", "--resume", "--assemble-only"),
                        only_help="parts to run (default all; the others are kept from the "
                                  "previous record)")
     p.add_argument("--variants", type=lambda s: s.split(","), default=["mc1", "mcb"])

@@ -307,7 +307,8 @@ def add_bench_parser(subparsers) -> None:
                   "methods (default both)",
         reps_help="random label draws for (b) (default 1)",
         quick_help=f"a random subset of {QUICK_SAMPLES} MNIST images (written under --out)",
-        n_jobs_default=-1)
+        n_jobs_default=-1, n_jobs_help="threads of the neighbour searches",
+        unused=("--plot", "--resume", "--assemble-only"))
     p.add_argument("--n-neighbors", type=int, default=10)
     p.add_argument("--labels-per-class", type=int, default=10)
     p.add_argument("--graph", choices=("exact", "approx"), default="exact",

@@ -1005,6 +1005,8 @@ def add_reproduce_parser(subparsers) -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_common_options(
         p, "lapsvm", only=list(CONFIGS), only_help="data sets (default all eight)",
+        cache_sub="splits", n_jobs_help="splits run in parallel processes, one BLAS thread "
+                                        "each",
         reps_help="splits per data set (default the paper's 12; --quick: 2)",
         quick_help="2 splits per data set, direct solvers on none above --max-direct-n "
                    "(written under --out)")
@@ -1025,7 +1027,9 @@ def add_bench_parser(subparsers) -> None:
                     "(datasets) PCG time per stopping rule vs Table 3; (scaling) dual vs "
                     "Newton vs PCG at n = 1k..8k.")
     add_common_options(p, "lapsvm", "bench", only=BENCH_PARTS,
-                       reps_help="splits per data set (default 2)")
+                       reps_help="splits per data set (default 2)",
+                       unused=("--cache", "--n-jobs", "--plot", "--resume",
+                               "--assemble-only"))
     p.add_argument("--datasets", nargs="+", default=None,
                    choices=[k for k in CONFIGS if k not in ("mnist3vs8", "facemit")],
                    help="data sets of the 'datasets' part")

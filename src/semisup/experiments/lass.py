@@ -569,7 +569,9 @@ def add_reproduce_parser(subparsers):
 
 def add_bench_parser(subparsers):
     p = subparsers.add_parser("lass", help="LASS: ADMM vs cvxpy, 100k fit, direct vs CG")
-    add_common_options(p, "lass", "bench", quick_help="smaller sizes (written under --out)")
+    add_common_options(p, "lass", "bench", quick_help="smaller sizes (written under --out)",
+                       unused=("--cache", "--reps", "--n-jobs", "--plot", "--resume",
+                               "--assemble-only", "--only"))
     p.add_argument("--large-max-iter", type=int, default=5000,
                    help="iteration cap of the large fit (default 5000)")
     p.add_argument("--large-solver", default="auto", choices=["auto", "apg", "cg"],

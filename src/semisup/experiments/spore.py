@@ -743,7 +743,7 @@ def _reproduce(args) -> int:
 def add_reproduce_parser(subparsers):
     p = subparsers.add_parser("spore", help="SPORE (NIPS 2015): Tables 1, 2, 4 and the "
                               "accuracy-vs-iterations / K0 study")
-    add_common_options(p, "spore", only=TABLES,
+    add_common_options(p, "spore", only=TABLES, cache_sub="draws", unused=("--n-jobs",),
                        only_help="tables to run (default all; path = long IIP runs, accuracy "
                                  "vs t for both K0)",
                        reps_help="draws (labelled sets) per data set in every selected table "
@@ -932,7 +932,9 @@ def add_bench_parser(subparsers):
                    help="largest T of IIP on the labelled block in the SDP race")
     p.add_argument("--max-T-full", type=int, default=400,
                    help="largest T of IIP on the whole graph in the SDP race (0: skip)")
-    add_common_options(p, "spore", "bench")
+    add_common_options(p, "spore", "bench",
+                       unused=("--cache", "--reps", "--n-jobs", "--plot", "--resume",
+                               "--assemble-only", "--only"))
     p.set_defaults(func=cmd_bench)
 
 
