@@ -268,3 +268,15 @@ def test_wide_tiles_sampled_threshold_matches_sklearn(rng, metric):
     dist, ind = _exact_neighbors(X, 6, metric, block_bytes=5000 * 5000 * 5)
     np.testing.assert_array_equal(ind, i_ref)
     np.testing.assert_allclose(dist, d_ref, rtol=1e-9, atol=1e-12)
+
+
+def test_sparse_many_features_uses_sparse_products(rng, monkeypatch):
+    import semisup.graph.neighbors as nb
+    X = sp.random(400, 3000, density=0.01, random_state=0, format="csr")
+    X = X + sp.csr_matrix((np.ones(400), (np.arange(400), np.arange(400) % 3000)),
+                          shape=X.shape)  # no empty rows
+    d_ref, i_ref = _sklearn_knn(X, 5)
+    monkeypatch.setattr(nb, "_DENSE_QUERY_BYTES", 1000)  # force the sparse x sparse path
+    dist, ind = nb._exact_neighbors(X.tocsr(), 5, "euclidean", block_bytes=200 * 200 * 9)
+    np.testing.assert_allclose(dist, d_ref, rtol=1e-10, atol=1e-12)
+    np.testing.assert_array_equal(np.sort(ind, 1), np.sort(i_ref, 1))

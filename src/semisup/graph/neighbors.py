@@ -27,6 +27,9 @@ EXACT_BLOCK_BYTES = 256 * 2 ** 20
 
 _U32 = 2.0 ** -24  # unit round-off of float32
 
+#: largest densified block of sparse query points (beyond: sparse x sparse products)
+_DENSE_QUERY_BYTES = 64 * 2 ** 20
+
 
 def _prepare(X, metric):
     """float64 points the search ranks (cosine: unit rows, zero rows stay zero), sq. norms."""
@@ -41,6 +44,9 @@ def _prepare(X, metric):
 def _gram(Q, X):
     """``Q @ X.T`` as a dense array, for dense or sparse (CSR) ``Q`` and ``X``."""
     if sp.issparse(X):
+        if sp.issparse(Q) and Q.shape[0] * Q.shape[1] * 8 > _DENSE_QUERY_BYTES:
+            # many features (text): a densified query block would not fit; sparse product
+            return np.asarray((Q @ X.T).toarray())
         # a dense query block against the sparse points: sparse @ dense, no sparse GEMM
         Qd = Q.toarray() if sp.issparse(Q) else np.asarray(Q)
         return np.ascontiguousarray((X @ Qd.T).T)
