@@ -8,6 +8,7 @@ import math
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 import semisup
@@ -371,6 +372,18 @@ def test_quick_reproduction_writes_under_out_and_never_into_docs(paper, tmp_path
     if paper == "clustering":   # Table 2's one shared cell, not its five
         from semisup.experiments import clustering
         monkeypatch.setattr(clustering, "N_GRID", [150])
+    if paper == "lapsvm":       # without the data, a G50C-sized stand-in (same protocol)
+        from shared_data import missing_data_reason
+        if missing_data_reason("g50c") is not None:
+            from semisup.datasets.splits import lapsvm_splits
+            from semisup.experiments import lapsvm
+            rng = np.random.default_rng(0)
+            y = np.repeat([-1, 1], 275)
+            X = rng.normal(size=(550, 50)) + 0.6 * y[:, None]
+
+            def fake_load(name, data_home=None, n_splits=12, seed=0, coil_scaling=None):
+                return X, y, lapsvm_splits(y, 50, 50, random_state=seed)[:n_splits]
+            monkeypatch.setattr(lapsvm, "load", fake_load)
     if paper == "completion":   # the command's path, not the FPC runs (tested elsewhere)
         from semisup.experiments import completion
         monkeypatch.setattr(completion, "_tasks_trial", lambda t, seed, lam: {
