@@ -102,7 +102,8 @@ def test_spore_defaults_work_or_warn(data):
     warned = any("no labeled neighbour" in str(w.message) for w in caught)
     assert acc >= _bar(ref, chance) or warned, (acc, ref, chance)
     # the warning is not a blanket one: it comes exactly when most vertices are far
-    assert warned == (est.far_from_labels_ > 0.5)
+    from semisup.spore.estimator import FAR_FROM_LABELS_WARN
+    assert warned == (est.far_from_labels_ > FAR_FROM_LABELS_WARN)
 
 
 def test_multigraph_spore_defaults_work_or_warn():
