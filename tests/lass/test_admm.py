@@ -1,5 +1,7 @@
 """ADMM solver against cvxpy, limits, components, warm starts, bad input."""
 
+import warnings
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -223,3 +225,47 @@ def test_memory_refusal_names_the_estimate(tv1, monkeypatch):
     monkeypatch.setenv("SEMISUP_MAX_MEMORY", "100")
     with pytest.raises(MemoryError, match="5 items x 3 categories needs about"):
         solve(laplacian(W), G, 0.5)
+
+
+# -- issue #16: no false convergence, no overflow/underflow of the automatic rho ---------------
+def test_inexact_cg_updates_do_not_fake_convergence():
+    """Item 16: ADMM with loose early CG solves returned its start twice and claimed
+    convergence after 2 iterations (objective -50.0 where APG reaches -51.8)."""
+    from sklearn.datasets import make_classification
+    X, y = make_classification(1500, 241, n_informative=20, random_state=0)
+    L = laplacian(knn_graph(X, 10))
+    r = np.random.default_rng(0).choice(1500, 100, replace=False)
+    G = np.zeros((1500, 2))
+    G[r, y[r]] = 1.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        res = solve(L, G, 1.0, solver="cg", max_iter=60)
+    assert res.n_iter > 2
+    assert objective(res.Z, L, G, 1.0) < -50.5
+
+
+@pytest.mark.parametrize("scale_G, scale_W", [(1e300, 1.0), (1e-300, 1.0), (1.0, 1e-200),
+                                              (1.0, 1e300)])
+def test_extreme_scales_give_simplex_rows(scale_G, scale_W):
+    """Items 2, 8, 12: G * 1e300, tiny or huge weights: finite rows on the simplex (the
+    solver works on the problem scaled to max|G| ~ 1 and unit degrees), never NaN."""
+    rng = np.random.default_rng(0)
+    X = np.vstack([rng.normal(size=(20, 2)), rng.normal(size=(20, 2)) + 5])
+    G = np.zeros((40, 2))
+    G[[0, 1], 0] = G[[20, 21], 1] = 1.0
+    W = knn_graph(X, 5) * scale_W
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = solve(laplacian(W), G * scale_G, 0.1)
+    assert np.isfinite(res.Z).all() and (res.Z >= 0).all()
+    np.testing.assert_allclose(res.Z.sum(axis=1), 1.0, atol=1e-9)
+    assert np.isfinite(res.mu).all() and np.isfinite(res.Xi).all()
+
+
+def test_rho_floor_keeps_a_numerically_disconnected_graph_solvable():
+    """Item 8: heat weights far below the point spacing made rho underflow and the
+    factorisation fail ('leading minor not positive definite')."""
+    W = sp.csr_matrix(np.array([[0, 1e-200], [1e-200, 0]]))
+    res = solve(laplacian(W), np.array([[1.0, 0.0], [0.0, 0.0]]), 1e12, solver="direct")
+    assert np.isfinite(res.Z).all()
+    np.testing.assert_allclose(res.Z.sum(axis=1), 1.0)
