@@ -1,17 +1,32 @@
 # Two entry points: `make demo` (the main job) and `make test` (the test suite).
-# Each creates its own virtual environment in .venv and installs what it needs.
-PYTHON ?= python3
-VENV   ?= .venv
-BIN    := $(VENV)/bin
+# Each creates its own virtual environment in .venv and installs what it needs, once: the
+# install is redone only when pyproject.toml or this Makefile changes (stamp .venv/.installed).
+# `make test-min` checks the declared dependency floors in a second environment, .venv-min.
+PYTHON   ?= python3
+VENV     ?= .venv
+BIN      := $(VENV)/bin
+VENV_MIN ?= .venv-min
+BIN_MIN  := $(VENV_MIN)/bin
 
-.PHONY: demo test venv clean
+# The floors declared in pyproject.toml's [project] dependencies, turned into exact pins
+# ("numpy>=1.23.2" -> "numpy==1.23.2"), so the minimum-versions run cannot drift from them.
+MIN_PINS := $(shell sed -n 's/^ *"\(numpy\|scipy\|scikit-learn\|joblib\|threadpoolctl\)>=\([0-9.]*\)".*/\1==\2/p' pyproject.toml)
+# Test tools only: no optional extra (numba, pynndescent, cvxpy, matplotlib), so the suite
+# also proves that every test needing one of them skips cleanly without it.
+MIN_TEST_TOOLS := pytest pytest-timeout hypothesis
+
+.PHONY: demo test test-min venv venv-min print-min-pins clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
+	echo '*' > $(VENV)/.gitignore
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
-venv: $(BIN)/python
+$(VENV)/.installed: pyproject.toml Makefile | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e ".[all]"
+	touch $@
+
+venv: $(VENV)/.installed
 
 demo: venv
 	$(BIN)/semisup demo
@@ -19,8 +34,30 @@ demo: venv
 test: venv
 	$(BIN)/python -m pytest --runslow
 
+$(BIN_MIN)/python:
+	$(PYTHON) -m venv $(VENV_MIN)
+	echo '*' > $(VENV_MIN)/.gitignore
+	$(BIN_MIN)/python -m pip install --quiet --upgrade pip
+
+$(VENV_MIN)/.installed: pyproject.toml Makefile | $(BIN_MIN)/python
+	@test -n "$(MIN_PINS)" || { echo "no dependency floors found in pyproject.toml" >&2; exit 1; }
+	$(BIN_MIN)/python -m pip install --quiet --only-binary=numpy,scipy,scikit-learn \
+	    $(MIN_PINS) $(MIN_TEST_TOOLS) -e .
+	$(BIN_MIN)/python -m pip check
+	touch $@
+
+venv-min: $(VENV_MIN)/.installed
+
+# The fast suite (no --runslow) on the declared minimum versions.
+test-min: venv-min
+	$(BIN_MIN)/python -c "import numpy, scipy, sklearn; print('minimum versions: numpy', numpy.__version__, 'scipy', scipy.__version__, 'scikit-learn', sklearn.__version__)"
+	$(BIN_MIN)/python -m pytest
+
+print-min-pins:
+	@echo $(MIN_PINS)
+
 clean:
-	rm -rf $(VENV) build src/*.egg-info .pytest_cache
+	rm -rf $(VENV) $(VENV_MIN) build src/*.egg-info .pytest_cache
 
 # The documentation (Sphinx: API reference, user guide, example gallery, the results and
 # benchmark records) into docs/_build/html, warnings as errors, then a check that every

@@ -6,7 +6,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from semisup.datasets import _home, data_home, list_datasets, load_dataset
+from semisup.datasets import REGISTRY, _home, data_home, list_datasets, load_dataset
 
 
 @pytest.fixture(autouse=True)
@@ -159,3 +159,99 @@ def test_file_replaced_on_disk_is_parsed_again(tmp_path):
     path.write_text("+1 1:0.75\n-1 1:-0.5\n-1 1:0\n")
     os.utime(path, ns=(1, 1))  # a different mtime even on coarse-clock file systems
     assert load_dataset("heart", data_home=tmp_path).data[:, 0].tolist() == [0.75, -0.5, 0]
+
+
+# --- tests that need data: skip (or fail under CI=true) saying where they looked ---------
+
+def _no_data_directory(tmp_path, monkeypatch):
+    """A fresh clone: no $SEMISUP_DATA, no ~/semisup_data, none of the checkout defaults."""
+    user = tmp_path / "user" / "semisup_data"
+    checkout = [tmp_path / "clone-parent" / "shared" / "datasets",
+                tmp_path / "clone" / "shared" / "datasets"]
+    monkeypatch.delenv("SEMISUP_DATA", raising=False)
+    monkeypatch.delenv("CI", raising=False)
+    monkeypatch.setattr(_home, "USER_DIR", str(user))
+    monkeypatch.setattr(_home, "_checkout_candidates", lambda: checkout)
+    return [user, *checkout]
+
+
+def test_missing_data_directory_skips_naming_every_place(tmp_path, monkeypatch):
+    from shared_data import require_dataset_dir
+    places = _no_data_directory(tmp_path, monkeypatch)
+    with pytest.raises(pytest.skip.Exception) as skip:
+        require_dataset_dir("emotions")
+    reason = str(skip.value)
+    assert "'emotions'" in reason and "None" not in reason
+    for p in places:
+        assert str(p) in reason
+    assert "SEMISUP_DATA" in reason and "README" in reason and "PROVENANCE.md" in reason
+
+
+def test_missing_set_in_data_directory_skips_naming_its_folder(tmp_path, monkeypatch):
+    from shared_data import require_dataset_dir
+    monkeypatch.delenv("CI", raising=False)
+    monkeypatch.setenv("SEMISUP_DATA", str(tmp_path))
+    with pytest.raises(pytest.skip.Exception) as skip:
+        require_dataset_dir("g50c")
+    assert str(tmp_path.resolve() / "g50c") in str(skip.value)
+
+
+def test_missing_data_fails_under_ci(tmp_path, monkeypatch):
+    from shared_data import require_dataset_dir
+    _no_data_directory(tmp_path, monkeypatch)
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(pytest.fail.Exception, match="CI=true"):
+        require_dataset_dir("g50c")
+
+
+def test_present_data_is_returned_even_under_ci(tmp_path, monkeypatch):
+    from shared_data import require_dataset_dir
+    (tmp_path / "g50c").mkdir()
+    monkeypatch.setenv("SEMISUP_DATA", str(tmp_path))
+    monkeypatch.setenv("CI", "true")
+    assert require_dataset_dir("g50c") == str(tmp_path.resolve() / "g50c")
+
+
+def test_searched_places_follows_the_resolution_order(tmp_path, monkeypatch):
+    places = _no_data_directory(tmp_path, monkeypatch)
+    assert _home.searched_places(tmp_path / "arg") == f"data_home={(tmp_path / 'arg').resolve()}"
+    looked = _home.searched_places()
+    assert all(str(p) in looked for p in places) and "SEMISUP_DATA not set" in looked
+    monkeypatch.setenv("SEMISUP_DATA", str(tmp_path))
+    assert _home.searched_places() == f"$SEMISUP_DATA={tmp_path.resolve()}"
+
+
+# --- where each set comes from: DESCR, README and PROVENANCE.md agree ----------------------
+
+def test_every_folder_has_a_public_source_in_descr_and_readme():
+    import re
+
+    from semisup.datasets._describe import SOURCES
+    folders = {info.folder for info in REGISTRY.values()}
+    assert set(SOURCES) == folders
+    readme = Path(__file__).resolve().parents[2] / "README.md"
+    if not readme.is_file():
+        pytest.skip("no README.md beside the tests (not a source checkout)")
+    text = readme.read_text(encoding="utf-8")
+    data = text[text.index("## Data"):]
+    data = data[:data.index("\n## ", 1)]
+    for folder, source in SOURCES.items():
+        row = next((line for line in data.splitlines() if f"| `{folder}/` |" in line), None)
+        assert row is not None, f"README 'Data' table has no row for {folder}/"
+        for repo in re.findall(r"GitHub ([\w.-]+/[\w.-]+)", source):
+            assert f"`{repo}`" in row, (folder, repo)
+
+
+@pytest.mark.parametrize("folder", sorted({info.folder for info in REGISTRY.values()}))
+def test_stated_source_is_the_one_in_provenance(folder):
+    import re
+
+    from semisup.datasets._describe import SOURCES
+    from shared_data import require_dataset_dir
+    path = Path(require_dataset_dir(folder)) / "PROVENANCE.md"
+    provenance = path.read_text(encoding="utf-8")
+    source_section = provenance[provenance.index("## Source"):provenance.index("## Licence")]
+    repos = re.findall(r"GitHub ([\w.-]+/[\w.-]+)", SOURCES[folder])
+    assert repos
+    for repo in repos:
+        assert f"`{repo}`" in source_section, (folder, repo)

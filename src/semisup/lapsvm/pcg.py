@@ -100,8 +100,8 @@ def _as_columns(y):
 
 def pcg(K, L, y, *, gamma_A: float, gamma_I: float, power: int = 1, use_bias: bool = False,
         hinge: bool = True, max_iter: int = 1000, stopping=(), refresh_every: int | None = 50,
-        alpha0=None, b0=None, K_val=None, callback=None, verbose: bool = False
-        ) -> SolverResult:
+        alpha0=None, b0=None, K_val=None, callback=None, verbose: bool = False,
+        _advice: str | None = None) -> SolverResult:
     """Train LapSVM (or LapRLS) in the primal by PCG, Algorithm 1.
 
     Parameters
@@ -140,6 +140,9 @@ def pcg(K, L, y, *, gamma_A: float, gamma_I: float, power: int = 1, use_bias: bo
         ``callback(t, alpha, b, F)`` after every iteration (``F`` = f on training points).
     verbose : bool
         Print progress.
+    _advice : str, optional
+        What the ConvergenceWarning at ``max_iter`` advises (the estimators word it with
+        their own parameter names); by default it is derived from ``stopping``.
 
     Returns
     -------
@@ -275,9 +278,8 @@ def pcg(K, L, y, *, gamma_A: float, gamma_I: float, power: int = 1, use_bias: bo
     stopped_at[stopped_at < 0] = t
     converged = not active.any()
     if not converged:
-        warn_convergence(
-            f"PCG reached max_iter={max_iter} before any stopping condition held; "
-            "raise max_iter, or use early_stopping='stability' (the paper's rule).")
+        warn_convergence(f"PCG reached max_iter={max_iter} before " + (
+            _advice if _advice is not None else _default_advice(rules)))
     reasons = sorted(set(reason.tolist()))
     history = dict(hist)
     for rule in rules:
@@ -286,4 +288,16 @@ def pcg(K, L, y, *, gamma_A: float, gamma_I: float, power: int = 1, use_bias: bo
     return SolverResult(alpha=A[:, 0] if squeeze else A, b=float(B[0]) if squeeze else B,
                         n_iter=int(stopped_at.max()), converged=bool(converged),
                         stop_reason=", ".join(reasons), history=history,
-                        n_iter_per_column=stopped_at)
+                        n_iter_per_column=stopped_at,
+                        decision=F[:, 0].copy() if squeeze else F.copy())
+
+
+def _default_advice(rules) -> str:
+    """The rest of the max_iter warning of :func:`pcg`, consistent with the rules in use."""
+    names = sorted({rule.name for rule in rules})
+    if not names:
+        return ("the line search returned 0 (no stopping rule was given); raise max_iter, "
+                "or pass a goal condition, e.g. stopping=[make_rule('stability', "
+                "unlabeled=...)] (the paper's rule).")
+    return (f"any stopping condition held (rules in use: {', '.join(names)}); raise "
+            "max_iter, or use a looser rule (a larger tol for the classical rules).")
