@@ -171,8 +171,11 @@ def check_multilabel_target(Y, n_samples: int | None = None, *, name: str = "Y")
                     "Y01 = (Y + 1) // 2 with unobserved entries set to -1."
                     if vals[0] == 1 else
                     " If 0 marks unobserved entries here, set them to -1 instead.")
-            raise ValueError(f"task {j} of {name} has only the value {int(vals[0])} among its "
-                             f"observed entries (-1 = unobserved).{hint}")
+            # a warning, not an error: sparse protocols (the matrix-completion paper's) do
+            # produce tasks whose few observed labels are all of one class
+            warnings.warn(f"task {j} of {name} has only the value {int(vals[0])} among its "
+                          f"observed entries (-1 = unobserved); it is learned as a "
+                          f"one-class task.{hint}", UserWarning, stacklevel=3)
     return Yd, observed
 
 

@@ -112,8 +112,6 @@ def _base():
     (lambda X, Y: (X, Y[:-1]), "rows but there are"),
     (lambda X, Y: (X[:, :, None], Y), "must be 2-D"),
     (lambda X, Y: (X, np.where(Y == 1, 2, Y)), "other than 0, 1 and -1"),
-    # only positives observed: -1 was probably meant as the negative class ({-1, +1})
-    (lambda X, Y: (X, np.where(Y == 0, -1, Y)), "recode"),
     (lambda X, Y: (X, np.where(Y != -1, 0.5, -1.0)), "other than"),
     (lambda X, Y: (X, np.where(Y == 1, np.inf, Y)), "NaN or inf"),
     (lambda X, Y: (np.where(np.isnan(X), np.inf, X), Y), "infinit"),
@@ -187,3 +185,13 @@ def test_memory_is_refused_before_densifying_a_sparse_x(monkeypatch):
     with pytest.raises(MemoryError,
                        match="MatrixCompletionTransducer on a 1000000 x 100000 .*needs about"):
         MatrixCompletionTransducer(mu=1e-2).fit(X, y)
+
+
+def test_one_class_task_warns_with_the_recoding():
+    """Only positives observed in a task: -1 was probably meant as the negative class
+    ({-1, +1} coding). Said in a warning (the paper's sparse protocols do produce such
+    tasks), and the task is still learned."""
+    X, Y = _base()
+    with pytest.warns(UserWarning, match="recode"):
+        est = MatrixCompletionTransducer(lam=1.0, mu=1e-2).fit(X, np.where(Y == 0, -1, Y))
+    assert est.transduction_.shape == Y.shape

@@ -470,3 +470,13 @@ def test_a_kernel_far_narrower_than_the_data_warns():
     y_semi[:4] = y[:4]
     with pytest.warns(UserWarning, match="numerically zero"):
         LapRLS(kernel_sigma=1e-3).fit(X, y_semi)
+
+
+def test_iterations_per_one_vs_all_problem():
+    X, y = make_blobs(90, centers=3, random_state=0)
+    y_semi = np.full(90, -1)
+    for c in range(3):
+        y_semi[np.flatnonzero(y == c)[:3]] = c
+    clf = LapSVM(solver="newton").fit(X, y_semi)
+    assert clf.n_iter_per_class_.shape == (3,)
+    assert clf.n_iter_ == clf.n_iter_per_class_.max()

@@ -404,6 +404,9 @@ class _LaplacianKernelClassifier(SemiSupervisedMixin, GraphMixin, ClassifierMixi
         self.alpha_ = res.alpha
         self.intercept_ = res.b
         self.n_iter_ = int(res.n_iter)
+        self.n_iter_per_class_ = (np.atleast_1d(np.asarray(res.n_iter_per_column, dtype=int))
+                                  if res.n_iter_per_column is not None
+                                  else np.array([self.n_iter_]))
         self.converged_ = bool(res.converged)
         self.stop_reason_ = res.stop_reason
         self.history_ = res.history
@@ -506,6 +509,9 @@ random_state :
     classes_ : ndarray
     kernel_sigma_ : float
         The RBF width used (from ``kernel_sigma``, or the data for ``"scale"``).
+    n_iter_per_class_ : ndarray of int
+        Iterations of each one-vs-all problem (one entry for two classes); ``n_iter_`` is
+        their maximum.
     transduction_ : ndarray of shape (n_samples,)
         Labels of the training points from their decision values ``K alpha + b`` (the
         same rule as :meth:`predict`; no extra kernel product).
