@@ -154,13 +154,20 @@ def sample_projector(n_clusters, *, random_state=None, n_init=10):
     return project
 
 
+def _step(problem) -> float:
+    """1 / L, or 1 when L = 0: a zero (e.g. one-sample, centred) design makes the smooth
+    part constant, and any step is exact."""
+    L = problem.lipschitz()
+    return 1.0 / L if L > 0 else 1.0
+
+
 def pg_feature_clustering(problem: FeatureProblem, n_clusters, W0, *, sparsity=None,
                           random_state=None, **kw) -> PGResult:
     """PG for feature clustering (spec §4), step 1/L; ``kw`` goes to :func:`projected_gradient`."""
     project = feature_projector(n_clusters, sparsity, problem.intercept,
                                 random_state=random_state)
     return projected_gradient(problem.objective, problem.gradient, project, W0,
-                              1.0 / problem.lipschitz(), **kw)
+                              _step(problem), **kw)
 
 
 def pg_sample_clustering(problem: SampleProblem, n_clusters, W0, *, random_state=None,
@@ -168,4 +175,4 @@ def pg_sample_clustering(problem: SampleProblem, n_clusters, W0, *, random_state
     """PG for sample clustering (spec §4): W has shape (n, d, K); k-means++ projections."""
     project = sample_projector(n_clusters, random_state=random_state, n_init=n_init)
     return projected_gradient(problem.objective, problem.gradient, project, W0,
-                              1.0 / problem.lipschitz(), **kw)
+                              _step(problem), **kw)

@@ -84,15 +84,20 @@ def _scale_sigma(X):
     Then ``k = exp(-||x - x'||^2 / (2 sigma^2))`` is ``exp(-2)`` at the mean squared distance
     between two points (``2 d Var(X)``), whatever the units of ``X``.
     """
-    if sp.issparse(X):
-        n = X.shape[0]
-        mean = np.asarray(X.mean(axis=0)).ravel()
-        var = float(X.multiply(X).sum() / n - mean @ mean) / X.shape[1]
+    # computed on X / max|X|, so that squares of large finite values cannot overflow
+    top = float(abs(X).max()) if X.shape[0] * X.shape[1] else 0.0
+    if not top > 0:
+        return 1.0          # X = 0: any width gives the same (all-ones) kernel
+    Xs = X * (1.0 / top)
+    if sp.issparse(Xs):
+        n = Xs.shape[0]
+        mean = np.asarray(Xs.mean(axis=0)).ravel()
+        var = float(Xs.multiply(Xs).sum() / n - mean @ mean) / Xs.shape[1]
     else:
-        var = float(np.var(X))
+        var = float(np.var(Xs))
     if not var > 0:
         return 1.0          # constant X: any width gives the same (all-ones) kernel
-    return float(np.sqrt(X.shape[1] * var / 2.0))
+    return top * float(np.sqrt(X.shape[1] * var / 2.0))
 
 
 def _warn_if_degenerate(K, what, where):
