@@ -103,11 +103,16 @@ def _scale_sigma(X):
 def _warn_if_degenerate(K, what, where):
     """Warn when an RBF kernel is numerically zero off the diagonal / away from the data."""
     Kd = np.asarray(K)
-    if Kd.shape[0] == Kd.shape[1] and Kd.shape[0] > 1:
-        off = Kd - np.diag(np.diag(Kd))
-        top = np.abs(off).max(axis=1)
-    else:
-        top = np.abs(Kd).max(axis=1) if Kd.size else np.zeros(0)
+    square = Kd.shape[0] == Kd.shape[1] and Kd.shape[0] > 1
+    top = np.zeros(Kd.shape[0], dtype=Kd.dtype)
+    # row blocks of ~16 MB: no n x n temporary next to the kernel
+    step = max(1, (1 << 21) // max(Kd.shape[1], 1))
+    for i in range(0, Kd.shape[0], step):
+        blk = np.abs(Kd[i:i + step])
+        if square:
+            r = np.arange(blk.shape[0])
+            blk[r, i + r] = 0.0
+        top[i:i + step] = blk.max(axis=1) if blk.size else 0.0
     lost = top < np.finfo(Kd.dtype).eps * 10
     if lost.size and lost.mean() > 0.5:
         warnings.warn(f"{what} is numerically zero for {lost.mean():.0%} of the points "
@@ -241,8 +246,12 @@ class _LaplacianKernelClassifier(SemiSupervisedMixin, GraphMixin, ClassifierMixi
         """Refuse kernels whose entries would overflow the solvers' products (``K alpha``,
         ``L K``, ``K^T K``) rather than return inf/NaN coefficients."""
         limit = 1e100 if K.dtype == np.float64 else 1e15
-        top = (K.max_abs() if hasattr(K, "max_abs") else float(np.abs(K).max())) \
-            if K.size else 0.0
+        if not K.size:
+            top = 0.0
+        elif hasattr(K, "max_abs"):
+            top = K.max_abs()
+        else:                                   # max |K| without an n x n |K| temporary
+            top = max(float(K.max()), -float(K.min()))
         if top > limit:
             raise ValueError(f"the kernel has entries up to {top:.3g}, too large for the "
                              f"solvers' products in {K.dtype.name} (limit {limit:g}): "
