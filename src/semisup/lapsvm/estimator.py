@@ -84,11 +84,13 @@ def _scale_sigma(X):
     Then ``k = exp(-||x - x'||^2 / (2 sigma^2))`` is ``exp(-2)`` at the mean squared distance
     between two points (``2 d Var(X)``), whatever the units of ``X``.
     """
-    # computed on X / max|X|, so that squares of large finite values cannot overflow
     top = float(abs(X).max()) if X.shape[0] * X.shape[1] else 0.0
     if not top > 0:
         return 1.0          # X = 0: any width gives the same (all-ones) kernel
-    Xs = X * (1.0 / top)
+    # values whose squares would overflow: computed on X / max|X| (otherwise on X itself,
+    # so that a dask X gives the numpy result to the bit)
+    scale = top if top > 1e150 else 1.0
+    Xs = X * (1.0 / scale) if scale != 1.0 else X
     if sp.issparse(Xs):
         n = Xs.shape[0]
         mean = np.asarray(Xs.mean(axis=0)).ravel()
@@ -97,7 +99,7 @@ def _scale_sigma(X):
         var = float(np.var(Xs))
     if not var > 0:
         return 1.0          # constant X: any width gives the same (all-ones) kernel
-    return top * float(np.sqrt(X.shape[1] * var / 2.0))
+    return scale * float(np.sqrt(X.shape[1] * var / 2.0))
 
 
 def _warn_if_degenerate(K, what, where):
