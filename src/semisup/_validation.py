@@ -242,8 +242,21 @@ def check_affinity(W, name: str = "W", *, allow_self_loops: bool = False,
     if not allow_self_loops and W.diagonal().any():
         warnings.warn(f"{name} has non-zero diagonal entries (self-loops); they are ignored.",
                       UserWarning, stacklevel=2)
-        W.setdiag(0)
-        W.eliminate_zeros()
+        W = drop_diagonal(W)
+    return W
+
+
+def drop_diagonal(W) -> sp.csr_matrix:
+    """``W`` (CSR) without its diagonal, canonical (sorted indices, no stored zeros).
+
+    Subtracts the diagonal rather than ``setdiag(0)``, which some scipy versions (1.12)
+    warn about as a change of the sparsity structure.
+    """
+    W = sp.csr_matrix(W)
+    if W.diagonal().any():
+        W = (W - sp.diags(W.diagonal(), format="csr")).tocsr()
+    W.eliminate_zeros()
+    W.sort_indices()
     return W
 
 

@@ -7,7 +7,7 @@ import scipy.sparse as sp
 from sklearn.metrics.pairwise import euclidean_distances
 from sklearn.preprocessing import normalize
 
-from .._validation import check_finite, check_memory
+from .._validation import check_finite, check_memory, drop_diagonal
 
 _SYMMETRIZE = ("max", "mean", "mutual")
 
@@ -28,11 +28,7 @@ def symmetrize_graph(A: sp.spmatrix, how: str = "max") -> sp.csr_matrix:
         W = A.minimum(A.T)
     else:
         raise ValueError(f"symmetrize must be one of {_SYMMETRIZE}, got {how!r}.")
-    W = sp.csr_matrix(W)
-    W.setdiag(0)
-    W.eliminate_zeros()
-    W.sort_indices()
-    return W
+    return drop_diagonal(W)
 
 
 def _dense_threshold(S: np.ndarray, threshold: float, weighted: bool) -> sp.csr_matrix:

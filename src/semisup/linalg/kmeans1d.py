@@ -51,7 +51,7 @@ def _table_numpy(wp, sp, ssp, n_layers):
     for q in range(1, n_layers + 1):
         prev, cur = D[q - 1], D[q]
         cur[:q] = 0.0  # at most q groups: j <= q points are each alone, cost 0
-        arg[q, :q] = np.arange(q)
+        arg[q, :q] = np.arange(min(q, m + 1))   # (more layers than points: q > m)
         if q > m:
             continue
         # segments of the recursion: target j in [jlo, jhi], split i in [ilo, ihi]
