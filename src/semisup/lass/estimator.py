@@ -93,9 +93,9 @@ random_state :
     solver : {"auto", "direct", "cg", "apg"}, default="auto"
         "direct"/"cg": ADMM whose Z-update uses a cached factorisation or inexact
         warm-started Jacobi-PCG. "apg": accelerated projected gradient (FISTA with restart,
-        one product with L per iteration; ``rho`` unused). "auto": APG from
-        :data:`semisup.lass.admm.APG_MIN_N` items, else ADMM with the Z-update chosen by
-        size and measured fill (:class:`semisup.linalg.spd.SPDSolver`).
+        one product with L per iteration; ``rho`` unused). "auto": APG (an equal or lower
+        objective than ADMM on every graph measured, and faster where ADMM is slow), or
+        ADMM when ``rho`` is a number (below :data:`semisup.lass.admm.APG_MIN_N` items).
     stopping : {"two-part", "change"}, default="two-part"
         ADMM stopping test (spec §5.2).
     check_every : int, default=1
