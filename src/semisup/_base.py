@@ -113,6 +113,16 @@ class TransductiveMixin(SemiSupervisedMixin):
                       ensure_all_finite="allow-nan" if allow_nan else True,
                       ensure_min_samples=1)
 
+    def decision_function(self, X=None):
+        """Scores of the fitted points, ``decision_scores_`` (``X``: the ``X`` of ``fit``).
+
+        For two classes positive means ``classes_[1]``; the sign gives ``transduction_``
+        except where an estimator keeps the given labels of labelled points and on exact
+        ties (score 0: the larger labelled class).
+        """
+        self._check_same_points(X)
+        return self.decision_scores_.copy()
+
     def predict(self, X=None):
         """Labels of the fitted points (``X`` must be the ``X`` passed to ``fit``)."""
         self._check_same_points(X)

@@ -295,12 +295,6 @@ random_state :
         self.max_iter = max_iter
         self.verbose = verbose
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        tags.input_tags.pairwise = self.affinity == "precomputed"
-        return tags
-
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
         """Fit the harmonic function.

@@ -447,7 +447,3 @@ class MatrixCompletionTransducer(TransductiveMixin, TransformerMixin, Classifier
         """Fit and return the completed features ``features_``."""
         return self.fit(X, y).features_.copy()
 
-    def decision_function(self, X=None):
-        """Label scores of the fitted items (``decision_scores_``)."""
-        self._check_same_points(X)
-        return self.decision_scores_.copy()

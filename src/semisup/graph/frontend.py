@@ -121,6 +121,13 @@ class GraphMixin:
     ``graph_sigma_`` and keeps what ``_query_affinity`` needs for new points.
     """
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        # a precomputed affinity is an n x n (or, for new points, m x n) pairwise input
+        tags.input_tags.pairwise = self.affinity == "precomputed"
+        return tags
+
     def _check_graph_options(self):
         if self.affinity in ("rbf_threshold", "cosine_threshold") and \
                 self.weights == "distance":

@@ -452,7 +452,7 @@ class _LaplacianKernelClassifier(SemiSupervisedMixin, GraphMixin, ClassifierMixi
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
+        # X is the kernel when it is precomputed (the affinity then comes as W=)
         tags.input_tags.pairwise = self.kernel == "precomputed"
         return tags
 

@@ -187,8 +187,6 @@ random_state :
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        tags.input_tags.pairwise = self.affinity == "precomputed"
         tags.transformer_tags.preserves_dtype = ["float64"]
         return tags
 

@@ -171,20 +171,8 @@ class _SPOREBase(TransductiveMixin, GraphMixin, ClassifierMixin, BaseEstimator):
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        tags.input_tags.pairwise = self.affinity == "precomputed"
         tags.classifier_tags.multi_class = False
         return tags
-
-    def decision_function(self, X=None):
-        """Soft predictions ``decision_scores_`` of the fitted vertices.
-
-        ``X`` must be the ``X`` passed to ``fit`` (transductive). Positive means
-        ``classes_[1]``; the sign gives ``transduction_`` except on labelled vertices (which
-        keep their labels) and on exact ties (score 0: the larger labelled class).
-        """
-        self._check_same_points(X)
-        return self.decision_scores_.copy()
 
 
 class SPORE(_SPOREBase):
