@@ -24,7 +24,7 @@ from .._validation import check_memory, check_multilabel_target, check_semisup_l
 from .fpc import continuation_grid, fpc_path
 from .model_selection import CV_PATIENCE, cv_label_errors, observed_sigma1
 
-__all__ = ["MatrixCompletionTransducer", "check_completion_input", "pm_to_indicator"]
+__all__ = ["MatrixCompletionTransducer", "pm_to_indicator"]
 
 LAMBDA_GRID = (1e-3, 1e-2, 1e-1, 1.0)
 
@@ -89,54 +89,6 @@ def _check_features(X):
         raise ValueError(f"feature column(s) {empty_feat[:10].tolist()} have no observed "
                          "entry: nothing can be imputed for them; drop them.")
     return Xd, M
-
-
-def _check_labels(Y, n):
-    """Internal coding: +1/-1 labels with 0 or NaN marking unobserved entries (items x tasks).
-
-    Used by :func:`check_completion_input` (the solver-level API); the estimator takes the
-    library's convention and converts it with :func:`_encode_target`.
-    """
-    Yd = np.array(Y, dtype=np.float64) if not sp.issparse(Y) else Y.toarray().astype(float)
-    one_d = Yd.ndim == 1
-    if one_d:
-        Yd = Yd[:, None]
-    if Yd.ndim != 2:
-        raise ValueError(f"Y must be 1-D or 2-D (items x tasks), got shape {Yd.shape}.")
-    if Yd.shape[0] != n:
-        raise ValueError(f"Y has {Yd.shape[0]} rows but X has {n} items.")
-    if np.isinf(Yd).any():
-        raise ValueError("Y contains infinite values; labels are +1/-1 and 0 or NaN marks "
-                         "an unobserved label.")
-    obs = np.isfinite(Yd) & (Yd != 0)
-    bad = obs & (np.abs(Yd) != 1)
-    if bad.any():
-        vals = np.unique(Yd[bad])[:5].tolist()
-        raise ValueError(f"Y holds values other than +1/-1 (e.g. {vals}); 0 or NaN marks an "
-                         "unobserved label. A 0/1 label matrix must be converted first "
-                         "(2 * Y - 1) and its unobserved entries set to 0 or NaN.")
-    empty = np.flatnonzero(~obs.any(axis=0))
-    if empty.size:
-        raise ValueError(f"task(s) {empty[:10].tolist()} have no observed label: there is no "
-                         "information to predict them; drop those columns.")
-    Yd = np.where(obs, Yd, 0.0)
-    return Yd, obs, one_d
-
-
-def check_completion_input(X, Y):
-    """Validate ``(X, Y)`` and return ``(X, MX, Y, MY, one_d)`` with items as rows.
-
-    ``Y`` in the solver's internal coding (+1/-1, 0 or NaN unobserved). Raises ValueError for
-    mismatched shapes, infinite features, labels other than +1/-1/0/NaN, a task with no
-    observed label or a feature with no observed entry. An item with no observed entry at
-    all is allowed (the paper's sparse settings have them) but draws a ``UserWarning``: its
-    column of ``Z`` shrinks to zero, so its labels are the bias (MC-b) or what the all-ones
-    row implies (MC-1), and its features are zero.
-    """
-    Xd, MX = _check_features(X)
-    Yd, MY, one_d = _check_labels(Y, Xd.shape[0])
-    _warn_empty_items(MX, MY)
-    return Xd, MX, Yd, MY, one_d
 
 
 def _warn_empty_items(MX, MY):
