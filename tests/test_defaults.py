@@ -6,9 +6,9 @@ clearly and come within reach of ``HarmonicFunction`` on the same data (its defa
 graph): accuracy on the unlabeled points at least ``chance + 0.15`` and at least
 ``chance + 0.6 (harmonic - chance)``. Supervised estimators (the clustered ones) are scored
 on held-out points against the same bar with scikit-learn's ``LogisticRegression`` /
-``Ridge`` in place of the harmonic function. SPORE is held to the bar where its default graph
-gives the unlabeled vertices labelled neighbours; elsewhere it must warn (its kernel is zero
-on non-edges, spore.md §3.1). Slow: run with ``--runslow``.
+``Ridge`` in place of the harmonic function. SPORE is held to the same bar and to the issue's
+figures (0.8 on two moons, 0.85 on breast cancer, three labelled draws each). Slow: run with
+``--runslow``.
 """
 
 from __future__ import annotations
@@ -88,34 +88,46 @@ def test_semi_supervised_defaults_work(Est, data):
     assert acc >= _bar(ref, chance), (acc, ref, chance)
 
 
+#: the issue's bar for SPORE at its defaults (accuracy on the unlabelled points)
+SPORE_TARGET = {"moons": 0.8, "breast_cancer": 0.85}
+
+
 @pytest.mark.parametrize("data", ["moons", "breast_cancer"])
-def test_spore_defaults_work_or_warn(data):
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_spore_defaults_work(data, seed):
+    """SPORE() on the kNN graph: G^4 and its start kernel, the distance step and 20 inner
+    steps (before them: 0.35-0.65 on moons, 0.30-0.40 on breast cancer, below chance)."""
     X, y = _problem(data)
-    ys = _semi(y, PER_CLASS[data])
+    ys = _semi(y, PER_CLASS[data], seed)
     u = ys == -1
     chance = np.bincount(y[u]).max() / u.sum()
     ref = np.mean(HarmonicFunction().fit(X, ys).transduction_[u] == y[u])
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        est = SPORE().fit(X, ys)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")            # no far-from-labels or convergence warning
+        est = SPORE(random_state=0).fit(X, ys)
     acc = np.mean(est.transduction_[u] == y[u])
-    warned = any("no labeled neighbour" in str(w.message) for w in caught)
-    assert acc >= _bar(ref, chance) or warned, (acc, ref, chance)
-    # the warning is not a blanket one: it comes exactly when most vertices are far
+    assert acc >= max(SPORE_TARGET[data], _bar(ref, chance)), (acc, ref, chance)
+
+
+def test_spore_warns_when_its_predictions_rest_on_little():
+    """On the plain 10-NN graph (hops=1) most unlabelled vertices have no labelled
+    neighbour: the estimator says so, and the warning is not a blanket one."""
     from semisup.spore.estimator import FAR_FROM_LABELS_WARN
-    assert warned == (est.far_from_labels_ > FAR_FROM_LABELS_WARN)
+    X, y = _problem("breast_cancer")
+    ys = _semi(y, PER_CLASS["breast_cancer"])
+    with pytest.warns(UserWarning, match="no labeled neighbour"):
+        est = SPORE(hops=1, random_state=0).fit(X, ys)
+    assert est.far_from_labels_ > FAR_FROM_LABELS_WARN
 
 
-def test_multigraph_spore_defaults_work_or_warn():
+def test_multigraph_spore_defaults_work():
     X, y = _problem("moons")
     ys = _semi(y, PER_CLASS["moons"])
     u = ys == -1
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        est = MultiGraphSPORE().fit([X, X[:, ::-1]], ys)
-    acc = np.mean(est.transduction_[u] == y[u])
-    warned = any("no labeled neighbour" in str(w.message) for w in caught)
-    assert acc >= 0.8 or warned
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        est = MultiGraphSPORE(random_state=0).fit([X, X[:, ::-1]], ys)
+    assert np.mean(est.transduction_[u] == y[u]) >= 0.8
 
 
 @pytest.mark.parametrize("data", ["breast_cancer", "digits", "iris"])

@@ -147,7 +147,8 @@ def test_self_loops_and_weights_warn_asymmetric_fails():
     ({"n_inner": 0}, "'n_inner' parameter"), ({"K0": "random"}, "'K0' parameter"),
     ({"iterate": "last"}, "'iterate' parameter"), ({"affinity": "rbf"}, "'affinity'"),
     ({"step": -1.0}, "'step' parameter"), ({"dtype": "float16"}, "'dtype' parameter"),
-    ({"n_neighbors": "5"}, "'n_neighbors' parameter"),
+    ({"n_neighbors": "5"}, "'n_neighbors' parameter"), ({"hops": 0}, "'hops' parameter"),
+    ({"hops": "all"}, "'hops' parameter"), ({"step": "default"}, "'step' parameter"),
 ])
 def test_bad_parameters(params, match):
     A, y, y_obs, _ = planted(n=20)

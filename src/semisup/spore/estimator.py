@@ -23,8 +23,9 @@ from .._base import TransductiveMixin, _fingerprint, _fit_context
 from .._validation import _as_numeric_matrix, check_memory, check_semisup_labels
 from ..graph import connected_components
 from ..graph.frontend import GRAPH_PARAMETER_CONSTRAINTS, GraphMixin
-from .iip import default_K0, iip_spore, lanczos_start
+from .iip import iip_spore, lanczos_start, step_length
 from .mkl import mkl_spore
+from .start import distance_step, hop_start, resolve_hops
 from .svm_dual import sign_predictions
 
 __all__ = ["SPORE", "MultiGraphSPORE"]
@@ -124,8 +125,9 @@ def _warn_far_from_labels(A, labeled, name, stacklevel=4):
     The prediction ``yhat_i = sum_{j in S} K_ij alpha_j y_j`` reads row ``i`` of ``K`` on the
     labelled vertices, and ``K(G)`` is zero on non-edges: at the optimum a vertex with no
     labelled neighbour scores 0, so its prediction rests only on the infeasibility of the
-    early-stopped iterates (measured on two moons with a 10-NN graph and 5 labels per
-    class: 90% of the unlabelled vertices, accuracy 0.35-0.65).
+    early-stopped iterates, whose values off the edges come from the subgradient steps and
+    are not evidence (measured on two moons, 10-NN graph without hops, 5 labels per class:
+    70 % of the unlabelled vertices, whose scores were anti-correlated with the truth).
     """
     unlabeled = ~labeled
     if not unlabeled.any():
@@ -136,10 +138,31 @@ def _warn_far_from_labels(A, labeled, name, stacklevel=4):
         warnings.warn(f"{frac:.0%} of the unlabeled vertices have no labeled neighbour in "
                       f"this graph. {name}'s kernel is zero on non-edges, so their "
                       "predictions rest only on the early-stopped iterates and may be near "
-                      "chance. Use a denser graph (affinity='rbf_threshold', the paper's, or "
-                      "more n_neighbors) or more labels; HarmonicFunction propagates labels "
-                      "along paths instead.", UserWarning, stacklevel=stacklevel)
+                      "chance. Use a denser graph (more hops, more n_neighbors, or "
+                      "affinity='rbf_threshold', the paper's) or more labels; "
+                      "HarmonicFunction propagates labels along paths instead.", UserWarning,
+                      stacklevel=stacklevel)
     return frac
+
+
+#: FISTA steps per projection when ``n_inner=None``: the paper's large-scale setting (T = 5,
+#: 20 inner). Theorem 5's ``ceil(sqrt(T))`` (3 for T = 5) leaves the iterates so infeasible
+#: that the objective falls by leaving ``K(G)`` (measured on breast cancer, 4 hops: g 9.3 ->
+#: 2.6 with 3 steps, -> 3.7 with 20) and the predictions with it (accuracy 0.54 vs 0.89).
+DEFAULT_N_INNER = 20
+
+
+def _n_inner(n_inner):
+    return DEFAULT_N_INNER if n_inner is None else n_inner
+
+
+def _step(step, K0s, n_labeled, n_outer):
+    """The step length for the estimators' ``step`` parameter: ``"distance"`` (None) from
+    :func:`.start.distance_step`, ``"paper"`` ``n / sqrt(T)``, ``"theory"`` or a number as
+    :func:`.iip.step_length` reads them."""
+    if step is None or step == "distance":
+        return distance_step(K0s, n_labeled, n_outer)
+    return step_length(None if step == "paper" else step, K0s[0].shape[0], n_outer)
 
 
 def _transduce(scores, classes, labeled, signed):
@@ -156,8 +179,9 @@ _SPORE_CONSTRAINTS = {
     "beta": [Interval(Real, 0, None, closed="left")],
     "n_outer": [Interval(Integral, 1, None, closed="left")],
     "n_inner": [Interval(Integral, 1, None, closed="left"), None],
-    "step": [StrOptions({"default", "theory"}), Interval(Real, 0, None, closed="neither"),
-             None],
+    "hops": [StrOptions({"auto"}), Interval(Integral, 1, None, closed="left")],
+    "step": [StrOptions({"distance", "paper", "theory"}),
+             Interval(Real, 0, None, closed="neither"), None],
     "iterate": [StrOptions({"final", "best"})],
     "dtype": [StrOptions({"auto", "float64", "float32"})],
     "keep_path": ["boolean"],
@@ -187,20 +211,37 @@ class SPORE(_SPOREBase):
     ----------
     C : float, default=1.0
         SVM box bound (eq. 3), ``C = 1 / (2 lambda m)`` in terms of the regularised loss.
-    beta : float, default=0.1
-        Weight of the spectral norm lambda_1(K).
+    beta : float, default=0.01
+        Weight of the spectral norm lambda_1(K) (the paper's large-scale runs use 0.01).
     n_outer : int, default=5
         IIP outer iterations T (the paper's large-scale run uses 5).
     n_inner : int or None, default=None
-        FISTA steps per projection; None = ceil(sqrt(T)) (the paper's large-scale run: 20).
+        FISTA steps per projection; None = 20, the paper's large-scale setting (with
+        Theorem 5's ``ceil(sqrt(T))`` = 3 the iterates leave ``K(G)`` far enough for the
+        objective to fall below what any feasible kernel reaches, and the predictions
+        degrade with it: :data:`DEFAULT_N_INNER`).
+    hops : "auto" or int, default="auto"
+        SPORE runs on ``G^hops``: vertices at most ``hops`` steps apart in the graph are
+        adjacent. Its kernel is zero on non-edges and its prediction reads only the
+        labelled neighbours of a vertex, so it needs a dense graph (the paper's have about
+        half of all pairs as edges); a kNN graph gives most vertices no labelled neighbour.
+        "auto" is :data:`semisup.spore.start.KNN_HOPS` = 4 for ``affinity="knn"`` and 1
+        (the graph as given) for a precomputed graph and the paper's thresholded graphs.
     K0 : {"coupled", "identity"} or array of shape (n, n), default="coupled"
-        Start. "coupled" = ``I + A / |lambda_min(A)|`` (spore.md §3.1); "identity" keeps the
-        labelled/unlabelled blocks decoupled, so unlabelled scores are 0, or arbitrary where
-        an eigensolver mixes the blocks at the repeated top eigenvalue of I (measured:
-        chance-level accuracy either way; a warning says so). An array must be finite and
-        symmetric.
-    step : None, "default", "theory" or float, default=None
-        Subgradient step length; None (= "default") is n / sqrt(T).
+        Start. "coupled" is the unit-diagonal power ``D^-1/2 B^hops D^-1/2`` of
+        ``B = I + A / |lambda_min(A)|`` (:func:`semisup.spore.start.hop_start`; with
+        ``hops=1`` simply ``B``, spore.md §3.1), which lies in ``K(G^hops)``; "identity"
+        keeps the labelled/unlabelled blocks decoupled, so unlabelled scores are 0, or
+        arbitrary where an eigensolver mixes the blocks at the repeated top eigenvalue of I
+        (measured: chance-level accuracy either way; a warning says so). An array must be
+        finite and symmetric.
+    step : None, "distance", "paper", "theory" or float, default=None
+        Subgradient step length ``R / sqrt(T)`` (Theorem 5). None (= "distance"): ``R =
+        ||K0 - I||_F + sqrt(m (m - 1))``, a bound on the distance from ``K0`` to an optimum
+        (:func:`semisup.spore.start.distance_step`); "paper": the paper's ``R = n``, a bound
+        over all of ``K(G)`` that is 5-30x larger on the graphs measured (five such steps
+        move ``K`` several times its own norm and the predictions fall below chance on two
+        moons and breast cancer); "theory": ``sqrt(n^2 + n^5) / sqrt(T)``.
     iterate : {"final", "best"}, default="final"
         Which IIP iterate gives the predictions (the paper's theory bounds the best).
     dtype : {"auto", "float64", "float32"}, default="auto"
@@ -216,15 +257,15 @@ random_state :
         ``n_neighbors``-NN graph of ``X``; ``"precomputed"`` takes ``X`` as the ``n x n``
         adjacency; ``"rbf_threshold"`` / ``"cosine_threshold"`` are the paper's UCI / MNIST
         graphs (``threshold=None``: the mean similarity, resp. 0.6, i.e. cosine distance
-        < 0.4). SPORE's kernel is zero on non-edges: on a sparse kNN graph most unlabelled
-        vertices have no labelled neighbour (a warning says so). Neither graph makes the
-        early-stopped predictions reliable on easy problems (measured: two moons, 300
-        points, 5 labels per class, 3 draws: 10-NN 0.35 / 0.56 / 0.65 accuracy,
-        ``"rbf_threshold"`` 0.76 / 0.76 / 0.50; scaled breast cancer, 10 per class:
-        0.40 / 0.30 / 0.32 against 0.64 / 0.79 / 0.76; HarmonicFunction 0.997 and 0.94).
-        SPORE is defined on simple graphs and uses only the edge pattern (a weighted
-        precomputed adjacency draws a warning). ``random_state`` also seeds the Lanczos
-        start vectors of the eigensolves (``n >= 400``).
+        < 0.4). SPORE's kernel is zero on non-edges, so the kNN graph is used through
+        ``hops`` (measured at the defaults, 3 labelled draws each: two moons, 300 points,
+        5 labels per class, 0.81 / 0.88 / 0.91 accuracy on the unlabelled points; scaled
+        breast cancer, 10 per class, 0.93 / 0.94 / 0.93; HarmonicFunction 0.997 and 0.94;
+        before ``hops``, the step bound and 20 inner steps: 0.35 / 0.56 / 0.65 and
+        0.40 / 0.30 / 0.32). A warning says when most unlabelled vertices still have no
+        labelled neighbour. SPORE is defined on simple graphs and uses only the edge
+        pattern (a weighted precomputed adjacency draws a warning). ``random_state`` also
+        seeds the Lanczos start vectors of the eigensolves (``n >= 400``).
 
     Attributes
     ----------
@@ -237,9 +278,13 @@ random_state :
     embedding_ : ndarray of shape (n, n)
         The learned kernel K (Gram matrix of the orthonormal representation).
     affinity_matrix_ : scipy.sparse.csr_matrix of shape (n, n)
-        The graph (its edge pattern is what SPORE uses).
+        The graph (SPORE uses the edge pattern of its ``hops_``-th power).
     graph_sigma_ : float or None
         Heat width of a graph built from ``X``.
+    hops_ : int
+        The resolved ``hops``.
+    step_ : float
+        The subgradient step length used.
     history_ : dict
         Per iterate: objective, omega, lambda1, infeasibility, seconds (and scores).
     best_iter_ : int
@@ -282,8 +327,8 @@ random_state :
         "K0": [StrOptions({"coupled", "identity"}), "array-like", "sparse matrix"],
     }
 
-    def __init__(self, *, C=1.0, beta=0.1, n_outer=5, n_inner=None, K0="coupled", step=None,
-                 iterate="final", dtype="auto", keep_path=False, verbose=False,
+    def __init__(self, *, C=1.0, beta=0.01, n_outer=5, n_inner=None, hops="auto", K0="coupled",
+                 step=None, iterate="final", dtype="auto", keep_path=False, verbose=False,
                  affinity="knn", n_neighbors=10, weights="heat", graph_sigma=None,
                  threshold=None, metric="euclidean", knn_method="auto", n_jobs=None,
                  random_state=None):
@@ -291,6 +336,7 @@ random_state :
         self.beta = beta
         self.n_outer = n_outer
         self.n_inner = n_inner
+        self.hops = hops
         self.K0 = K0
         self.step = step
         self.iterate = iterate
@@ -314,10 +360,10 @@ random_state :
             _check_K0(self.K0, n)
 
     def _start(self, A, dtype, v0):
+        """The graph IIP runs on (``G^hops``) and the start kernel."""
+        A, K0, coupled = hop_start(A, self.hops_, dtype, v0)
         if isinstance(self.K0, str):
-            if self.K0 == "coupled":
-                K0, coupled = default_K0(A, dtype, v0)
-            else:
+            if self.K0 == "identity":
                 K0, coupled = np.eye(A.shape[0], dtype=dtype), False
         else:
             K0, coupled = _check_K0(self.K0, A.shape[0]).astype(dtype), True
@@ -326,7 +372,7 @@ random_state :
                           "eigensolver mixes the blocks at a repeated top eigenvalue, which is "
                           "arbitrary; either way unlabelled predictions are uninformative "
                           "(spore.md §3.1). Use K0='coupled'.", UserWarning, stacklevel=4)
-        return K0
+        return A, K0
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
@@ -357,15 +403,17 @@ random_state :
             warnings.warn("X (precomputed affinity) is weighted; SPORE is defined on simple "
                           "graphs, so only the edge pattern (weight > 0) is used.",
                           UserWarning, stacklevel=3)
-        A = _pattern(W)
-        self.n_unreached_ = _warn_unreached(A, labeled, "SPORE")
-        self.far_from_labels_ = _warn_far_from_labels(A, labeled, "SPORE")
+        self.hops_ = resolve_hops(self.hops, self.affinity)
         dtype = _dtype_for(self.dtype, n)
         rs = check_random_state(self.random_state)
+        A, K0 = self._start(_pattern(W), dtype, lanczos_start(n, rs))
+        self.n_unreached_ = _warn_unreached(A, labeled, "SPORE")
+        self.far_from_labels_ = _warn_far_from_labels(A, labeled, "SPORE")
+        self.step_ = _step(self.step, [K0], labeled.size, self.n_outer)
         res = iip_spore(A, signed, labeled, self.C, self.beta, n_outer=self.n_outer,
-                        n_inner=self.n_inner, step=self.step,
-                        K0=self._start(A, dtype, lanczos_start(n, rs)), dtype=dtype,
-                        keep_path=self.keep_path, verbose=self.verbose, random_state=rs)
+                        n_inner=_n_inner(self.n_inner), step=self.step_, K0=K0,
+                        dtype=dtype, keep_path=self.keep_path, verbose=self.verbose,
+                        random_state=rs)
         best = self.iterate == "best"
         self.classes_ = classes
         self.embedding_ = res.K_best if best else res.K
@@ -384,8 +432,9 @@ class MultiGraphSPORE(_SPOREBase):
 
     Parameters
     ----------
-    C, beta, n_outer, n_inner, step, iterate, dtype, keep_path, verbose : as in \
-:class:`SPORE` (the start is ``K0 = "coupled"`` per graph).
+    C, beta, n_outer, n_inner, hops, step, iterate, dtype, keep_path, verbose : as in \
+:class:`SPORE` (the start is ``K0 = "coupled"`` per graph, on its ``hops``-th power;
+        the "distance" step bounds the joint distance of the M start kernels).
     step_eta : float, optional
         Step on the weights eta; default 1 / sqrt(T).
     views : list of slices or of integer arrays, optional
@@ -403,7 +452,7 @@ random_state :
     Attributes
     ----------
     classes_, transduction_, decision_scores_, history_, best_iter_, n_iter_, n_unreached_, \
-far_from_labels_ :
+far_from_labels_, hops_, step_ :
         As in :class:`SPORE` (``n_unreached_`` counts components of the union of the
         graphs).
     embedding_ : ndarray (n, n)
@@ -448,8 +497,8 @@ far_from_labels_ :
         "views": [list, tuple, None],
     }
 
-    def __init__(self, *, C=1.0, beta=0.1, n_outer=5, n_inner=None, step=None, step_eta=None,
-                 iterate="final", views=None, dtype="auto", keep_path=False, verbose=False,
+    def __init__(self, *, C=1.0, beta=0.01, n_outer=5, n_inner=None, hops="auto", step=None,
+                 step_eta=None, iterate="final", views=None, dtype="auto", keep_path=False, verbose=False,
                  affinity="knn", n_neighbors=10, weights="heat", graph_sigma=None,
                  threshold=None, metric="euclidean", knn_method="auto", n_jobs=None,
                  random_state=None):
@@ -457,6 +506,7 @@ far_from_labels_ :
         self.beta = beta
         self.n_outer = n_outer
         self.n_inner = n_inner
+        self.hops = hops
         self.step = step
         self.step_eta = step_eta
         self.iterate = iterate
@@ -522,13 +572,21 @@ far_from_labels_ :
                 warnings.warn(f"X[{weighted[0]}] (precomputed affinity) is weighted; SPORE is "
                               "defined on simple graphs, so only the edge pattern "
                               "(weight > 0) is used.", UserWarning, stacklevel=3)
-        As = [_pattern(W) for W in graphs]
+        self.hops_ = resolve_hops(self.hops, self.affinity)
+        rs = check_random_state(self.random_state)
+        v0 = lanczos_start(n, rs)
+        As, K0s = [], []
+        for W in graphs:
+            A, K0, _ = hop_start(_pattern(W), self.hops_, dtype, v0)
+            As.append(A)
+            K0s.append(K0)
         self.n_unreached_ = _warn_unreached(sum(As), labeled, "MultiGraphSPORE")
         self.far_from_labels_ = _warn_far_from_labels(sum(As), labeled, "MultiGraphSPORE")
+        self.step_ = _step(self.step, K0s, labeled.size, self.n_outer)
         res = mkl_spore(As, signed, labeled, self.C, self.beta, n_outer=self.n_outer,
-                        n_inner=self.n_inner, step=self.step, step_eta=self.step_eta,
-                        dtype=dtype, keep_path=self.keep_path, verbose=self.verbose,
-                        random_state=check_random_state(self.random_state))
+                        n_inner=_n_inner(self.n_inner), step=self.step_,
+                        step_eta=self.step_eta, K0s=K0s, dtype=dtype,
+                        keep_path=self.keep_path, verbose=self.verbose, random_state=rs)
         best = self.iterate == "best"
         self.affinity_matrices_ = graphs
         self.graph_sigmas_ = sigmas
