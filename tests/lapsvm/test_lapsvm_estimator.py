@@ -480,3 +480,89 @@ def test_iterations_per_one_vs_all_problem():
     clf = LapSVM(solver="newton").fit(X, y_semi)
     assert clf.n_iter_per_class_.shape == (3,)
     assert clf.n_iter_ == clf.n_iter_per_class_.max()
+
+
+# -- keep_path: the iterates of the fit (issue #17: the figures read them) -----------------
+def _path_problem(n_classes):
+    if n_classes == 2:
+        X, y, _ = _moons(per_class=3)
+        return X, y
+    X, t = make_blobs(150, centers=[[0, 0], [4, 0], [0, 4]], cluster_std=0.8, random_state=0)
+    y = np.full(150, -1)
+    for c in range(3):
+        y[np.flatnonzero(t == c)[:2]] = c
+    return X, y
+
+
+PATH_CASES = [(LapSVM, "pcg"), (LapSVM, "newton"), (LapSVM, "dual"), (LapRLS, "pcg"),
+              (LapRLS, "closed_form")]
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+@pytest.mark.parametrize("Est, solver", PATH_CASES)
+def test_keep_path_records_the_iterates_without_changing_the_fit(Est, solver, n_classes):
+    X, y = _path_problem(n_classes)
+    kw = dict(KW, solver=solver, early_stopping="stability" if solver == "pcg" else None)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        plain = Est(**kw).fit(X, y)
+        est = Est(keep_path=True, **kw).fit(X, y)
+    h = est.history_
+    # the fit is the same, to the bit
+    np.testing.assert_array_equal(est.alpha_, plain.alpha_)
+    np.testing.assert_array_equal(est.intercept_, plain.intercept_)
+    assert est.n_iter_ == plain.n_iter_ and "alpha" not in plain.history_
+    # one entry per iteration (the dual: its solution), the last one the fit
+    n = len(h["alpha"])
+    assert len(h["intercept"]) == len(h["scores"]) == n
+    assert n == (1 if solver in ("dual", "closed_form") else
+                 len(h["obj"]) - 1 if solver == "pcg" else est.n_iter_)
+    np.testing.assert_array_equal(h["alpha"][-1], est.alpha_)
+    np.testing.assert_array_equal(h["intercept"][-1], est.intercept_)
+    assert h["scores"][-1].shape == est.decision_function(X).shape
+    np.testing.assert_allclose(h["scores"][-1], est.decision_function(X), atol=1e-8)
+    np.testing.assert_array_equal(est._labels(h["scores"][-1]), est.transduction_)
+    # staged_*: one value per iterate, the last one decision_function / predict
+    staged = list(est.staged_decision_function(X[:30]))
+    assert len(staged) == n
+    np.testing.assert_allclose(staged[-1], est.decision_function(X[:30]), atol=1e-12)
+    np.testing.assert_allclose(staged[0], h["scores"][0][:30], atol=1e-8)
+    preds = list(est.staged_predict(X[:30]))
+    np.testing.assert_array_equal(preds[-1], est.predict(X[:30]))
+    with pytest.raises(ValueError, match="keep_path=True"):
+        next(plain.staged_predict(X[:5]))
+
+
+@pytest.mark.parametrize("solver", ["pcg", "newton"])
+def test_keep_path_equals_the_solver_callback(solver):
+    from semisup.graph import laplacian
+    from semisup.lapsvm import pcg
+    X, y, _ = _moons(per_class=3)
+    est = LapSVM(solver=solver, early_stopping=None, max_iter=60 if solver == "pcg" else None,
+                 keep_path=True, **{**KW, "kernel": "precomputed", "affinity": "precomputed"})
+    K = rbf_kernel(X, sigma=0.35)
+    W = knn_graph(X, 6, weights="heat")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est.fit(K, y, W=W)
+    L = laplacian(W, "unnormalized")
+    yy = np.where(y == "b", 1.0, np.where(y == "a", -1.0, 0.0))
+    seen = []
+
+    def cb(t, a, b, F):
+        seen.append((t, a.copy(), b, F[:, 0].copy()))
+
+    kw = dict(gamma_A=1e-2, gamma_I=1.0, use_bias=True, callback=cb)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if solver == "pcg":
+            pcg(K, L, yy, max_iter=60, **kw)
+        else:
+            newton(K, L, yy, **kw)
+    assert [t for t, *_ in seen] == list(range(1, len(seen) + 1))
+    assert len(seen) == len(est.history_["alpha"])
+    for (t, a, b, F), a2, b2, F2 in zip(seen, est.history_["alpha"], est.history_["intercept"],
+                                        est.history_["scores"]):
+        np.testing.assert_allclose(a2, a, rtol=0, atol=1e-12)
+        assert b2 == pytest.approx(b, abs=1e-12)
+        np.testing.assert_allclose(F2, F, rtol=0, atol=1e-12)

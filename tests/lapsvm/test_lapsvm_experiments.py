@@ -167,3 +167,40 @@ def test_run_split_fits_the_public_estimators(monkeypatch):
     pred_T = S["classes"][est.predict(S["K_T"])]
     assert res["LapSVM Newton"]["err"][2] == 100 * np.mean(pred_T != S["y_T"])
     assert res["LapSVM Newton"]["time"] == est.fit_time_
+
+
+def test_figures_fit_the_public_estimators(tmp_path, monkeypatch):
+    """Figures 3-7 read the iterates of LapSVM fits (keep_path), no solver function."""
+    import pytest
+    pytest.importorskip("matplotlib")
+    from sklearn.datasets import make_moons
+
+    def fail(*a, **kw):
+        raise AssertionError("a figure called a solver function")
+
+    for f in ("pcg", "newton", "dual_lapsvm", "run_pcg"):
+        monkeypatch.setattr(exp, f, fail)
+    fitted = []
+    orig = exp.LapSVM.fit
+    monkeypatch.setattr(exp.LapSVM, "fit", lambda self, *a, **kw: fitted.append(
+        self.get_params()) or orig(self, *a, **kw))
+    # Figures 3-4 (and the --figures-only path without a figure data set)
+    args = _reproduce_args(tmp_path, only=["g50c"], figures_only=True)
+    assert exp.figures(args) == []
+    out = tmp_path / "out"
+    assert {p.name for p in out.iterdir() if p.suffix == ".png"} == {
+        "figure3_two_moons_pcg.png", "figure4_stopping_criteria.png"}
+    assert [p["early_stopping"] for p in fitted] == [None, None, *exp.RULES]
+    assert sum(p["keep_path"] for p in fitted) == 2
+    # Figures 5-7 on a synthetic split: PCG with keep_path and the Newton reference line
+    fitted.clear()
+    X, t = make_moons(160, noise=0.1, random_state=1)
+    y = np.where(t == 1, 1, -1)
+    cfg = dict(label="moons", kernel="rbf", sigma=0.35, nn=6, p=1, sizes=(6, 10),
+               newton=(1e-2, 1.0), laprls=(1e-2, 1.0), dual=(1e-2, 1.0), svm=1e-2, rlsc=1e-2,
+               pcg={r: (1e-2, 1.0) for r in exp.RULES})
+    S = exp.setup_split(cfg, X, y, lapsvm_splits(y, 6, 10, random_state=0)[0])
+    exp.figure_error_vs_iterations("uspst", cfg, S, str(out), max_iter=30)
+    assert (out / "figure5_uspst_error_vs_iterations.png").exists()
+    assert [(p["solver"], p["keep_path"], p["max_iter"]) for p in fitted] == [
+        ("pcg", True, 30), ("newton", False, None)]

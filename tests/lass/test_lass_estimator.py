@@ -158,3 +158,69 @@ def test_memory_refusal(moons, monkeypatch):
     monkeypatch.setenv("SEMISUP_MAX_MEMORY", "1000")
     with pytest.raises(MemoryError, match="needs about"):
         LaplacianAssignment().fit(X, G)
+
+
+# -- keep_path: the iterates of the fit (issue #17: Figure 1 reads them) -------------------
+@pytest.mark.parametrize("solver", ["direct", "cg", "apg"])
+def test_keep_path_records_the_iterates_without_changing_the_fit(moons, solver):
+    from semisup.linalg.simplex import project_simplex_rows
+    X, y, G = moons
+    kw = dict(lam=0.1, solver=solver, tol=1e-6, max_iter=3000)
+    plain = LaplacianAssignment(**kw).fit(X, G)
+    m = LaplacianAssignment(keep_path=True, **kw).fit(X, G)
+    path = m.history_["scores"]
+    np.testing.assert_array_equal(m.assignments_, plain.assignments_)
+    np.testing.assert_array_equal(m.objective_history_, plain.objective_history_)
+    assert m.n_iter_ == plain.n_iter_ == len(path) and "scores" not in plain.history_
+    assert all(Z.shape == (200, 2) for Z in path)
+    if solver == "apg":        # feasible iterates: the last one is the fit
+        np.testing.assert_array_equal(path[-1], m.assignments_)
+    else:                      # ADMM's Z-updates: the fit is the last one projected
+        np.testing.assert_array_equal(project_simplex_rows(path[-1]), m.assignments_)
+        np.testing.assert_allclose(path[-1].sum(1), 1, atol=1e-10)
+    np.testing.assert_array_equal(m.history_["objective"], m.objective_history_)
+    # out of sample, per iterate
+    staged = list(m.staged_transform(X[:20]))
+    assert len(staged) == m.n_iter_
+    np.testing.assert_allclose(staged[-1], m.transform(X[:20]), atol=1e-6)
+    np.testing.assert_array_equal(list(m.staged_predict(X[:20]))[-1], m.predict(X[:20]))
+    with pytest.raises(ValueError, match="keep_path=True"):
+        next(plain.staged_predict(X[:5]))
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+@pytest.mark.parametrize("solver", ["direct", "apg"])
+def test_keep_path_equals_the_solver_callback(moons, solver):
+    from semisup.lass import solve
+    X, _, G = moons
+    W = knn_graph(X, 10)
+    m = LaplacianAssignment(lam=0.1, affinity="precomputed", solver=solver, rho=1.0,
+                            max_iter=200, keep_path=True).fit(W, G)
+    seen = []
+    solve(laplacian(W), G, 0.1, solver=solver, rho=1.0, max_iter=200,
+          callback=lambda t, Z, Y, U: seen.append((t, Z.copy())))
+    assert [t for t, _ in seen] == list(range(1, m.n_iter_ + 1))
+    for (_, Z), Zm in zip(seen, m.history_["scores"]):
+        np.testing.assert_array_equal(Zm, Z)
+
+
+def test_keep_path_fills_the_rows_of_isolated_items(moons):
+    X, y, G = moons
+    W = knn_graph(X, 10).tolil()
+    W[5, :] = 0                          # item 5 (untagged) and item 7 (tagged) alone
+    W[:, 5] = 0
+    W[7, :] = 0
+    W[:, 7] = 0
+    G = G.copy()
+    G[7] = [0.2, 0.7]
+    m = LaplacianAssignment(lam=0.1, affinity="precomputed", solver="direct",
+                            keep_path=True).fit(W.tocsr(), G)
+    path = m.history_["scores"]
+    assert len(path) == m.n_iter_ > 0
+    for Z in path:
+        assert Z.shape == (200, 2)
+        np.testing.assert_array_equal(Z[[5, 7]], m.assignments_[[5, 7]])
+    np.testing.assert_allclose(m.assignments_[[5, 7]], [[0.5, 0.5], [0, 1]])
+    # lam = 0: closed form, no iterations
+    m0 = LaplacianAssignment(lam=0, keep_path=True).fit(X, G)
+    assert m0.n_iter_ == 0 and m0.history_["scores"] == []

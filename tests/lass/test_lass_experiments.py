@@ -32,6 +32,26 @@ def test_knn_vote_scores_are_neighbour_means():
     np.testing.assert_allclose(S[:, 0], [0.5, 0.5, 0.5])   # items 1, 2: no known neighbour
 
 
+def test_figure1_fits_the_public_estimator(monkeypatch):
+    """Figure 1's runs are LaplacianAssignment fits (keep_path), not solver calls."""
+    import semisup.lass as lass_pkg
+    from semisup.lass import LaplacianAssignment
+
+    def fail(*a, **kw):
+        raise AssertionError("Figure 1 called the solver function")
+
+    fitted = []
+    orig = LaplacianAssignment.fit
+    monkeypatch.setattr(lass_pkg, "solve", fail)
+    monkeypatch.setattr(LaplacianAssignment, "fit",
+                        lambda self, X, y: fitted.append(self.get_params()) or orig(self, X, y))
+    rows, acc, _ = exp.figure1(quick=True)
+    assert len(rows) == len(exp.RHO_GRID) + 3 and acc > 0.85
+    assert len(fitted) == len(exp.RHO_GRID) + 5      # 10 paths and the two references
+    assert all(p["solver"] == "direct" and p["affinity"] == "precomputed" for p in fitted)
+    assert sum(p["keep_path"] for p in fitted) == len(exp.RHO_GRID) + 3
+
+
 @pytest.mark.slow
 def test_figure1_rho_star_is_near_the_best_grid_value():
     rows, acc, _ = exp.figure1(quick=True)

@@ -8,7 +8,8 @@
     run; any other run writes ``<--out>/lapsvm.md``). LapRLSC, the dual LapSVM, Newton and
     PCG are the public estimators ``semisup.LapRLS`` / ``semisup.LapSVM`` with the kernel and
     graph precomputed. ``--plot`` draws Figures 3, 4 (two moons) and 5–7 (error vs PCG
-    iteration; these call the PCG solver for its per-iteration callback).
+    iteration), ``--figures-only`` draws them without the tables; their runs are the same
+    estimators, the iterates read from ``keep_path=True``.
     Resumable: each finished split is one unit of the runner, stored as one JSON file under
     ``<--out>/splits`` (``--cache``) and loaded, not recomputed, by a later run
     (``--no-resume`` to recompute; ``--n-jobs`` splits in parallel); ``--assemble-only``
@@ -701,14 +702,40 @@ def write_results(all_res, args, path):
 
 
 #: hand-written sections of docs/results/lapsvm.md kept when the report is rewritten
-KEPT = ("## Follow-up findings (issue 4): COIL scaling, MNIST3VS8 gap, PCG timing",)
+KEPT = ("## Follow-up findings (issue 4): COIL scaling, MNIST3VS8 gap, PCG timing",
+        "## Figures 3-7 (issue 17): drawn through the public estimators")
 
 
 def cmd_reproduce(args) -> int:
     return run_command(args, _reproduce)
 
 
+#: the data sets of Figures 5-7 (error vs PCG iteration on the first split)
+FIGURE_DATA = ("uspst", "mnist3vs8", "coil20")
+
+
+def figures(args) -> list[str]:
+    """Figures 3-4 (two moons) and, for the data sets of :data:`FIGURE_DATA` among
+    ``--only``, Figures 5-7 on the first split, without the tables (``--figures-only``)."""
+    out_dir(args)
+    figure_two_moons(args.out)
+    done = []
+    for name in only_set(args, CONFIGS):
+        if name not in FIGURE_DATA:
+            continue
+        cfg = CONFIGS[name]
+        X, y, splits = _load_once(name, args.data_home, n_splits_of(args), args.coil_scaling)
+        figure_error_vs_iterations(name, cfg, setup_split(cfg, X, y, splits[0]), args.out,
+                                   max_direct_n=args.max_direct_n)
+        done.append(name)
+        log(f"[lapsvm] figure of {cfg['label']} written under {args.out}", True)
+    return done
+
+
 def _reproduce(args) -> int:
+    if getattr(args, "figures_only", False):
+        figures(args)
+        return 0
     names = only_set(args, CONFIGS)
     all_res = {}
     out_dir(args)
@@ -736,51 +763,59 @@ def _reproduce(args) -> int:
 
 # -- figures ---------------------------------------------------------------------------------
 def _moons_problem(seed=0):
+    """Two moons (200 points), one labelled point per moon: ``X``, the estimators' labels
+    (-1 unlabelled, 0 / 1 the moons) and the truth (+-1)."""
     from sklearn.datasets import make_moons
     X, t = make_moons(200, noise=0.1, random_state=seed)
     truth = np.where(t == 1, 1.0, -1.0)
-    y = np.zeros(200)
+    y = np.full(200, -1)
     rng = np.random.default_rng(seed)
     for c in (-1.0, 1.0):
-        y[rng.choice(np.flatnonzero(truth == c))] = c
-    K = kernel_matrix(X, sigma=0.35)
-    L = laplacian(knn_graph(X, 6, weights="heat"), "unnormalized")
-    return X, y, truth, K, L
+        y[rng.choice(np.flatnonzero(truth == c))] = int(c > 0)
+    return X, y, truth
+
+
+def _moons_lapsvm(**params):
+    """lapsvmp's two-moons set-up (RBF width 0.35, 6-NN heat graph, unnormalised Laplacian,
+    bias, gamma_A = 1e-2, gamma_I = 1) as a public :class:`semisup.LapSVM`, PCG."""
+    return LapSVM(kernel="rbf", kernel_sigma=0.35, n_neighbors=6, weights="heat",
+                  graph_sigma=None, laplacian="unnormalized", use_bias=True, gamma_A=1e-2,
+                  gamma_I=1.0, solver="pcg", **params)
 
 
 def figure_two_moons(out):
-    """Figure 3 (decision boundary after k PCG iterations) and Figure 4 (criteria vs t)."""
+    """Figure 3 (decision boundary after k PCG iterations) and Figure 4 (criteria vs t).
+
+    Every run is :class:`semisup.LapSVM` (PCG); the iterates come from ``keep_path=True``
+    (``history_`` and :meth:`~semisup.LapSVM.staged_decision_function`).
+    """
+    import warnings
+
     from ..plotting import pyplot, save
     plt = pyplot()
-    X, y, truth, K, L = _moons_problem()
-    kw = dict(gamma_A=1e-2, gamma_I=1.0, use_bias=True)
-    snaps, ks = {}, (1, 2, 5, 10, 20)
-
-    def cb(t, a, b, F):
-        if t in ks:
-            snaps[t] = (a.copy(), b)
-
-    full = pcg(K, L, y, max_iter=20000, callback=cb, **kw)
-    snaps["optimum"] = (full.alpha, full.b)
+    X, y, truth = _moons_problem()
+    ks = (1, 2, 5, 10, 20)
+    full = _moons_lapsvm(early_stopping=None, max_iter=20000, keep_path=True).fit(X, y)
     g = np.linspace(-1.5, 2.5, 120), np.linspace(-1.0, 1.5, 90)
     G = np.column_stack([a.ravel() for a in np.meshgrid(*g)])
-    KG = kernel_matrix(G, X, sigma=0.35)
+    snaps = {t: f for t, f in enumerate(full.staged_decision_function(G), 1) if t in ks}
+    snaps["optimum"] = full.decision_function(G)
     fig, axes = plt.subplots(2, 3, figsize=(12, 6.5))
     for ax, key in zip(axes.ravel(), list(ks) + ["optimum"]):
-        a, b = snaps[key]
-        ax.contour(g[0], g[1], (KG @ a + b).reshape(90, 120), levels=[0], colors="k")
+        ax.contour(g[0], g[1], snaps[key].reshape(90, 120), levels=[0], colors="k")
         ax.scatter(X[:, 0], X[:, 1], c=truth, s=6, cmap="coolwarm", alpha=0.4)
-        ax.scatter(X[y != 0, 0], X[y != 0, 1], c="k", marker="*", s=120)
-        ax.set_title(f"t = {key}" if key != "optimum" else f"optimum (t = {full.n_iter})")
+        ax.scatter(X[y != -1, 0], X[y != -1, 1], c="k", marker="*", s=120)
+        ax.set_title(f"t = {key}" if key != "optimum" else f"optimum (t = {full.n_iter_})")
     fig.suptitle("Figure 3: LapSVM decision boundary after t PCG iterations (two moons)")
     save(fig, os.path.join(out, "figure3_two_moons_pcg.png"))
 
-    val = np.random.default_rng(1).choice(np.flatnonzero(y == 0), 20, replace=False)
-    errs = []
-    r_all = pcg(K, L, y, max_iter=300, K_val=K[val], callback=lambda t, a, b, F: errs.append(
-        np.mean(np.where(F[:, 0] >= 0, 1, -1) != truth)), **kw)
+    val = np.random.default_rng(1).choice(np.flatnonzero(y == -1), 20, replace=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")    # max_iter=300 is the figure's horizon
+        r_all = _moons_lapsvm(early_stopping=None, max_iter=300, keep_path=True).fit(X, y)
+    errs = [np.mean(np.where(F >= 0, 1, -1) != truth) for F in r_all.history_["scores"]]
     fig, ax = plt.subplots(1, 2, figsize=(12, 4))
-    h = r_all.history
+    h = r_all.history_
     for key, lab in (("obj", "obj"), ("grad_norm", "||grad||"), ("pgrad_norm", "||ghat||"),
                      ("mixed_norm", "sqrt(ghat' grad)")):
         v = np.asarray(h[key])
@@ -790,8 +825,9 @@ def figure_two_moons(out):
     ax[0].legend()
     ax[1].plot(np.arange(1, len(errs) + 1), errs, label="error on all points")
     for rule in RULES:
-        rr = run_pcg_simple(K, L, y, truth, val, rule, kw)
-        ax[1].axvline(rr.n_iter, ls="--", label=f"{rule} stops (t = {rr.n_iter})",
+        rr = _moons_lapsvm(early_stopping=rule, max_iter=20000).fit(
+            X, y, X_val=X[val], y_val=(truth[val] > 0).astype(int))
+        ax[1].axvline(rr.n_iter_, ls="--", label=f"{rule} stops (t = {rr.n_iter_})",
                       color={"stability": "C1", "validation": "C2", "mixed": "C3"}[rule])
     ax[1].set_xlabel("PCG iteration t")
     ax[1].legend()
@@ -799,38 +835,41 @@ def figure_two_moons(out):
     save(fig, os.path.join(out, "figure4_stopping_criteria.png"))
 
 
-def run_pcg_simple(K, L, y, truth, val, rule, kw):
-    return pcg(K, L, y, max_iter=20000, K_val=K[val],
-               stopping=[make_rule(rule, unlabeled=y == 0, Y_val=truth[val])], **kw)
+def staged_errors(S, est, cfg):
+    """Errors (%) on L, U, V and T after each iteration of ``est`` (fitted with
+    ``keep_path=True``): :func:`estimator_errors` of every iterate, through its
+    ``staged_predict``."""
+    macro = cfg.get("macro", False)
+    l, classes = S["l"], S["classes"]
+    blocks = ((S["K"][:l], classes[S["y_obs"][:l]]), (S["K"][l:], S["y_U"]),
+              (S["K_V"], S["y_V"]), (S["K_T"], S["y_T"]))
+    per_block = [[_label_error(S["classes"][p], t, S["classes"], macro)
+                  for p in est.staged_predict(Kx)] for Kx, t in blocks]
+    return list(zip(*per_block))
 
 
 def figure_error_vs_iterations(name, cfg, S, out, max_iter=200, max_direct_n=5000):
     """Figures 5–7: error on L, U, V, T vs PCG iteration, Newton's error as a line.
 
-    Above ``max_direct_n`` training points the reference line is the error of the last PCG
-    iterate instead of Newton's solution (whose O(n^3) cost the figure does not need).
+    PCG without early stopping and Newton are the public :class:`semisup.LapSVM` with the
+    protocol's parameters (:func:`estimator`, Newton's gamma_A, gamma_I); the PCG iterates
+    come from ``keep_path=True``. Above ``max_direct_n`` training points the reference
+    line is the error of the last PCG iterate instead of Newton's solution (whose O(n^3)
+    cost the figure does not need).
     """
     import warnings
 
     from ..plotting import pyplot, save
     plt = pyplot()
     ga, gi = cfg["newton"]
-    curves = []
-    ylab = S["Y"][:S["l"]]
-    truth_L = (S["classes"][(ylab > 0).astype(int)] if ylab.ndim == 1
-               else S["classes"][np.argmax(ylab, axis=1)])
-
-    def cb(t, a, b, F):
-        eL = _error(F[:S["l"], 0] if F.shape[1] == 1 else F[:S["l"]], truth_L, S["classes"])
-        curves.append((eL,) + errors(S, a, b, cfg))
-
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        pcg(S["K"], S["apply_L"], S["Y"], gamma_A=ga, gamma_I=gi, max_iter=max_iter,
-            callback=cb)
+        warnings.simplefilter("ignore")    # max_iter is the figure's horizon
+        est = fit_estimator(S, estimator(cfg, solver="pcg", early_stopping=None, gamma_A=ga,
+                                         gamma_I=gi, max_iter=max_iter, keep_path=True))
+    curves = staged_errors(S, est, cfg)
     if S["K"].shape[0] <= max_direct_n:
-        rn = newton(S["K"], S["apply_L"], S["Y"], gamma_A=ga, gamma_I=gi)
-        ref, ref_name = errors(S, rn.alpha, rn.b, cfg), "Newton"
+        rn = fit_estimator(S, estimator(cfg, solver="newton", gamma_A=ga, gamma_I=gi))
+        ref, ref_name = estimator_errors(S, rn, cfg), "Newton"
     else:
         ref, ref_name = curves[-1][1:], f"PCG t={len(curves)}"
     C = np.array(curves)
@@ -1015,6 +1054,9 @@ def add_reproduce_parser(subparsers) -> None:
     p.add_argument("--max-direct-n", type=int, default=5000,
                    help="above this n, dual/Newton/LapRLS run on the first split only "
                         "(skipped with --quick)")
+    p.add_argument("--figures-only", action="store_true",
+                   help="draw Figures 3-4 (two moons) and 5-7 (USPST, MNIST3VS8, COIL20 "
+                        "among --only; first split) under --out, without the tables")
     _add_coil_option(p)
     p.set_defaults(func=_argv_recorder(cmd_reproduce))
 

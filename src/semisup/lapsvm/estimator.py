@@ -148,6 +148,7 @@ class _LaplacianKernelClassifier(SemiSupervisedMixin, GraphMixin, ClassifierMixi
         "kernel_dtype": [StrOptions({"float64", "float32"}),
                          Options(type, {np.float64, np.float32})],
         "warm_start": ["boolean"],
+        "keep_path": ["boolean"],
         "verbose": ["verbose"],
     }
 
@@ -158,7 +159,7 @@ class _LaplacianKernelClassifier(SemiSupervisedMixin, GraphMixin, ClassifierMixi
                  n_jobs=None, random_state=None, laplacian="normalized", laplacian_power=1,
                  use_bias=False, solver="pcg", early_stopping="stability", stop_tol=None,
                  stop_every=None, joint_stopping=True, max_iter=None, refresh_every=50,
-                 kernel_dtype="float64", warm_start=False, verbose=False):
+                 kernel_dtype="float64", warm_start=False, keep_path=False, verbose=False):
         self.gamma_A = gamma_A
         self.gamma_I = gamma_I
         self.kernel = kernel
@@ -186,6 +187,7 @@ class _LaplacianKernelClassifier(SemiSupervisedMixin, GraphMixin, ClassifierMixi
         self.refresh_every = refresh_every
         self.kernel_dtype = kernel_dtype
         self.warm_start = warm_start
+        self.keep_path = keep_path
         self.verbose = verbose
 
     _hinge = True
@@ -323,6 +325,29 @@ class _LaplacianKernelClassifier(SemiSupervisedMixin, GraphMixin, ClassifierMixi
             advice += ", or check less often (a larger stop_every)"
         return advice + "."
 
+    def _path_recorder(self):
+        """``(path, callback)``: the solvers' per-iteration callback filling ``path`` with
+        copies of ``alpha``, ``b`` and ``F = K alpha + b`` (``keep_path``), or
+        ``(None, None)``."""
+        if not self.keep_path:
+            return None, None
+        path = {"alpha": [], "intercept": [], "scores": []}
+
+        def record(t, alpha, b, F):
+            path["alpha"].append(np.array(alpha, dtype=np.float64, copy=True))
+            path["intercept"].append(float(b) if np.ndim(b) == 0
+                                     else np.array(b, dtype=np.float64, copy=True))
+            path["scores"].append(np.array(F[:, 0] if np.ndim(alpha) == 1 else F,
+                                           dtype=np.float64, copy=True))
+        return path, record
+
+    def _staged_path(self):
+        check_is_fitted(self, "alpha_")
+        if "alpha" not in self.history_:
+            raise ValueError(f"{type(self).__name__} was fitted with keep_path=False: refit "
+                             "with keep_path=True to record the iterates.")
+        return zip(self.history_["alpha"], self.history_["intercept"])
+
     def _labels(self, f):
         if f.ndim == 1:
             return self.classes_[(f >= 0).astype(int)]
@@ -415,7 +440,8 @@ class _LaplacianKernelClassifier(SemiSupervisedMixin, GraphMixin, ClassifierMixi
         self.setup_time_ = time.perf_counter() - t0
         t0 = time.perf_counter()
         warm = dict(alpha0=prev[0], b0=prev[1]) if same_problem else {}
-        res = self._solve(K, apply_L, Y, ~labeled, K_val, Y_val, warm, names)
+        path, record = self._path_recorder()
+        res = self._solve(K, apply_L, Y, ~labeled, K_val, Y_val, warm, names, record)
         self.fit_time_ = time.perf_counter() - t0
         self.alpha_ = res.alpha
         self.intercept_ = res.b
@@ -426,6 +452,11 @@ class _LaplacianKernelClassifier(SemiSupervisedMixin, GraphMixin, ClassifierMixi
         self.converged_ = bool(res.converged)
         self.stop_reason_ = res.stop_reason
         self.history_ = res.history
+        if path is not None:
+            if not path["alpha"]:      # the dual solver: its solution only
+                record(res.n_iter, res.alpha, res.b, np.asarray(
+                    res.decision, dtype=np.float64).reshape(np.shape(res.alpha)[0], -1))
+            self.history_.update(path)
         self.transduction_ = self._labels(np.asarray(res.decision, dtype=np.float64))
         return self
 
@@ -449,6 +480,41 @@ class _LaplacianKernelClassifier(SemiSupervisedMixin, GraphMixin, ClassifierMixi
     def predict(self, X):
         """Class labels: ``sign(f)`` (0 counted as positive) or the one-vs-all argmax."""
         return self._labels(self.decision_function(X))
+
+    def staged_decision_function(self, X):
+        """Decision values of ``X`` after each solver iteration (needs ``keep_path=True``).
+
+        Yields :meth:`decision_function` of the iterate ``history_["alpha"][i]``,
+        ``history_["intercept"][i]`` for ``i = 0, 1, ...``, as scikit-learn's
+        ``staged_decision_function`` of boosting; the last equals
+        ``decision_function(X)``. The kernel to the training points is computed once.
+
+        Parameters
+        ----------
+        X : array-like or sparse of shape (m, n_features)
+            Points, or the (m, n) kernel to the training points if ``kernel="precomputed"``.
+
+        Yields
+        ------
+        ndarray of shape (m,) or (m, n_classes)
+        """
+        path = self._staged_path()
+        X = self._validate_points(X, reset=False)
+        Kx = (_dense_kernel(X, np.float64, "kernel") if self.kernel == "precomputed"
+              else self._kernel(X, self.X_fit_))
+        for alpha, b in path:
+            yield np.asarray(Kx @ alpha, dtype=np.float64) + b
+
+    def staged_predict(self, X):
+        """Class labels of ``X`` after each solver iteration (needs ``keep_path=True``);
+        see :meth:`staged_decision_function`.
+
+        Yields
+        ------
+        ndarray of shape (m,)
+        """
+        for f in self.staged_decision_function(X):
+            yield self._labels(f)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -517,6 +583,14 @@ random_state :
     warm_start : bool, default=False
         Start from the previous solution when refitting the same points and classes
         (e.g. along a ``gamma_A, gamma_I`` grid).
+    keep_path : bool, default=False
+        Record the iterates: after each PCG iteration or Newton step, copies of the
+        coefficients and of the decision values on the training points go to
+        ``history_["alpha"]``, ``history_["intercept"]`` and ``history_["scores"]`` (one
+        entry per iteration, the last one the fitted ``alpha_``, ``intercept_`` and
+        decision values; the dual solver records its solution only).
+        :meth:`staged_decision_function` and :meth:`staged_predict` evaluate them on new
+        points. Costs two ``n x n_classes`` arrays per iteration; the fit is unchanged.
     verbose : bool, default=False
         Print PCG's progress.
 
@@ -541,7 +615,11 @@ random_state :
     converged_ : bool
     stop_reason_ : str
     history_ : dict
-        Per-iteration records of the solver and of every stopping rule.
+        Per-iteration records of the solver and of every stopping rule (PCG: ``"obj"``,
+        ``"grad_norm"``, ... with entry ``t`` after iteration ``t``, 0 the start; Newton:
+        ``"obj"``, ``"n_errors"`` per step); with ``keep_path`` also the iterates
+        ``"alpha"``, ``"intercept"`` and ``"scores"`` (decision values on the training
+        points), entry ``i`` after iteration ``i + 1``.
     affinity_matrix_ : scipy.sparse.csr_matrix
         The graph used.
     graph_sigma_ : float or None
@@ -594,19 +672,20 @@ class LapSVM(_LaplacianKernelClassifier):
     }
     _hinge = True
 
-    def _solve(self, K, apply_L, Y, unlabeled, K_val, Y_val, warm, names):
+    def _solve(self, K, apply_L, Y, unlabeled, K_val, Y_val, warm, names, callback):
         common = dict(gamma_A=self.gamma_A, gamma_I=self.gamma_I)
         if self.solver == "dual":
             return dual_lapsvm(K, apply_L, Y, max_iter=self.max_iter, **common)
         if self.solver == "newton":
             return newton(K, apply_L, Y, use_bias=self.use_bias, hinge=self._hinge,
                           max_iter=50 if self.max_iter is None else self.max_iter,
-                          _advice="raise max_iter.", **warm, **common)
+                          callback=callback, _advice="raise max_iter.", **warm, **common)
         rules = self._rules(names, unlabeled, Y_val, 1 if Y.ndim == 1 else Y.shape[1])
         return pcg(K, apply_L, Y, use_bias=self.use_bias, hinge=self._hinge,
                    max_iter=1000 if self.max_iter is None else self.max_iter,
                    stopping=rules, refresh_every=self.refresh_every, K_val=K_val,
-                   verbose=self.verbose, _advice=self._pcg_advice(rules), **warm, **common)
+                   callback=callback, verbose=self.verbose, _advice=self._pcg_advice(rules),
+                   **warm, **common)
 
 
 class LapRLS(_LaplacianKernelClassifier):
@@ -625,12 +704,13 @@ class LapRLS(_LaplacianKernelClassifier):
     }
     _hinge = False
 
-    def _solve(self, K, apply_L, Y, unlabeled, K_val, Y_val, warm, names):
+    def _solve(self, K, apply_L, Y, unlabeled, K_val, Y_val, warm, names, callback):
         common = dict(gamma_A=self.gamma_A, gamma_I=self.gamma_I, use_bias=self.use_bias,
                       hinge=False)
         if self.solver == "closed_form":
-            return newton(K, apply_L, Y, max_iter=1, **common)
+            return newton(K, apply_L, Y, max_iter=1, callback=callback, **common)
         rules = self._rules(names, unlabeled, Y_val, 1 if Y.ndim == 1 else Y.shape[1])
         return pcg(K, apply_L, Y, max_iter=1000 if self.max_iter is None else self.max_iter,
                    stopping=rules, refresh_every=self.refresh_every, K_val=K_val,
-                   verbose=self.verbose, _advice=self._pcg_advice(rules), **warm, **common)
+                   callback=callback, verbose=self.verbose, _advice=self._pcg_advice(rules),
+                   **warm, **common)

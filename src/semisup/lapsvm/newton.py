@@ -59,7 +59,7 @@ def _full_hessian_step(K, apply_L, LK, E, y, gamma_I, use_bias):
 
 def newton(K, L, y, *, gamma_A: float, gamma_I: float, power: int = 1,
            use_bias: bool = False, hinge: bool = True, max_iter: int = 50,
-           line_search: bool = False, alpha0=None, b0=None, LK=None,
+           line_search: bool = False, alpha0=None, b0=None, LK=None, callback=None,
            _advice: str | None = None) -> SolverResult:
     """Primal LapSVM by Newton's method (eq. 10); LapRLS with ``hinge=False``.
 
@@ -89,6 +89,10 @@ def newton(K, L, y, *, gamma_A: float, gamma_I: float, power: int = 1,
     alpha0, b0 : optional warm start (``E`` is computed from it).
     LK : ndarray (n, n), optional
         Precomputed ``L K`` (e.g. shared along a parameter grid).
+    callback : callable, optional
+        ``callback(t, alpha, b, F)`` after every Newton step ``t`` (``F`` = f on the training
+        points, shape (n, c)), as :func:`~semisup.lapsvm.pcg.pcg`'s; the arrays are the
+        solver's own: copy them to keep them.
     _advice : str, optional
         What the ConvergenceWarning at ``max_iter`` advises (the estimators word it with
         their own parameter names).
@@ -125,6 +129,8 @@ def newton(K, L, y, *, gamma_A: float, gamma_I: float, power: int = 1,
     ill_conditioned = False
     for t in range(max_iter + 1):
         F = Kd @ A + B
+        if callback is not None and t > 0:
+            callback(t, A[:, 0] if squeeze else A, B[0] if squeeze else B, F)
         E = error_mask(F, Y, hinge)
         if E_prev is not None:
             converged |= (E == E_prev).all(axis=0)

@@ -7,6 +7,7 @@ from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
+from scipy.sparse.csgraph import connected_components
 from sklearn.base import BaseEstimator, ClassifierMixin, TransformerMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
@@ -46,6 +47,24 @@ def _expert_matrix(y, n):
     G = np.zeros((n, classes.size))
     G[np.flatnonzero(labeled), np.searchsorted(classes, y[labeled])] = 1.0
     return G, classes, y
+
+
+def _full_rows(path, Z, L):
+    """The iterates of :func:`solve`'s callback as (N, K) arrays: the solver iterates over
+    the items of connected components with more than one item, the others keep their
+    closed-form rows of ``Z``."""
+    if not path or path[0].shape[0] == Z.shape[0]:
+        return path
+    L = sp.csr_matrix(L, copy=True)
+    L.eliminate_zeros()                  # as the solver does: explicit zeros are no edges
+    _, labels = connected_components(L, directed=False)
+    active = np.bincount(labels)[labels] > 1
+    full = []
+    for Zt in path:
+        F = Z.copy()
+        F[active] = Zt
+        full.append(F)
+    return full
 
 
 class LaplacianAssignment(SemiSupervisedMixin, GraphMixin, TransformerMixin, ClassifierMixin,
@@ -102,6 +121,14 @@ random_state :
     warm_start : bool, default=False
         Reuse the solver state (Y, U) of the previous ``fit`` (same shapes), e.g. along a
         ``lam`` path.
+    keep_path : bool, default=False
+        Record the iterates: after each iteration a copy of the training assignments goes
+        to ``history_["scores"]`` (one (N, K) array per iteration; ADMM's Z-update, whose
+        rows sum to 1 but may dip below 0 by the ADMM residual, or APG's feasible iterate).
+        ``assignments_`` is the last one projected onto the simplex (APG: the last one).
+        :meth:`staged_transform` and :meth:`staged_predict` evaluate the iterates on new
+        items. Costs one N x K array per iteration; the fit is unchanged. Closed-form
+        solutions (``lam = 0``, a graph without edges) have no iterations.
     verbose : bool, default=False
         Report the graph and the solver's progress on stderr.
 
@@ -122,6 +149,11 @@ random_state :
         Objective at each checked iterate.
     residual_history_ : dict
         ``"change"`` (max|Z - Zold|) and ``"primal"`` (max|Z - Y|) per ADMM check.
+    history_ : dict
+        The solver's records per check (ADMM: ``"objective"``, ``"change"``,
+        ``"primal"``; APG: ``"objective"``, ``"gap"``, the certified bound on ``F - F*``)
+        and, with ``keep_path``, the iterates ``"scores"``: entry ``i`` is the assignments
+        after iteration ``i + 1``.
     objective_ : float
         Objective of ``assignments_``.
     rho_ : float or ndarray (N,)
@@ -158,6 +190,7 @@ random_state :
         "stopping": [StrOptions({"two-part", "change"})],
         "check_every": [Interval(Integral, 1, None, closed="left")],
         "warm_start": ["boolean"],
+        "keep_path": ["boolean"],
         "verbose": ["verbose"],
     }
 
@@ -165,7 +198,7 @@ random_state :
                  graph_sigma=None, threshold=None, metric="euclidean", knn_method="auto",
                  n_jobs=None, random_state=None, rho="auto", tol=1e-5, max_iter=5000,
                  solver="auto", stopping="two-part", check_every=1, warm_start=False,
-                 verbose=False):
+                 keep_path=False, verbose=False):
         self.lam = lam
         self.affinity = affinity
         self.n_neighbors = n_neighbors
@@ -183,6 +216,7 @@ random_state :
         self.stopping = stopping
         self.check_every = check_every
         self.warm_start = warm_start
+        self.keep_path = keep_path
         self.verbose = verbose
 
     def __sklearn_tags__(self):
@@ -223,9 +257,13 @@ random_state :
             Y, U = self.state_
             if Y.shape == G.shape:
                 warm = {"Y0": Y, "U0": U}
+        path = [] if self.keep_path else None
         res = solve(L, G, self.lam, rho=self.rho, tol=self.tol, max_iter=self.max_iter,
                     solver=self.solver, stopping=self.stopping, check_every=self.check_every,
-                    verbose=self.verbose, **warm)
+                    verbose=self.verbose,
+                    callback=None if path is None else
+                    (lambda t, Z, Y, U: path.append(np.array(Z, dtype=np.float64))),
+                    **warm)
         self.classes_ = classes
         self.assignments_ = res.Z
         self.transduction_ = classes[np.argmax(res.Z, axis=1)]
@@ -235,6 +273,9 @@ random_state :
         self.objective_history_ = res.history.get("objective", np.zeros(0))
         self.residual_history_ = {k: res.history.get(k, np.zeros(0))
                                   for k in ("change", "primal")}
+        self.history_ = dict(res.history)
+        if path is not None:
+            self.history_["scores"] = _full_rows(path, res.Z, L)
         self.objective_ = float(self.lam * np.einsum("ij,ij->", res.Z, L @ res.Z)
                                 - np.einsum("ij,ij->", G, res.Z))
         self.rho_ = float(res.rho[0]) if np.ptp(res.rho) == 0 else res.rho
@@ -284,3 +325,34 @@ random_state :
         """Most-assigned class of each new item (``classes_[argmax]`` of :meth:`transform`)."""
         Z = self.transform(X, G_new, lam)
         return self.classes_[np.argmax(Z, axis=1)]
+
+    def staged_transform(self, X, G_new=None, lam=None):
+        """Out-of-sample assignments after each iteration (needs ``keep_path=True``).
+
+        Yields :meth:`transform` computed from the training assignments
+        ``history_["scores"][i]`` instead of ``assignments_``, for ``i = 0, 1, ...``, as
+        scikit-learn's ``staged_*`` methods of boosting. The affinities of ``X`` to the
+        training items are computed once. Parameters as :meth:`transform`.
+
+        Yields
+        ------
+        ndarray (M, K), rows on the simplex
+        """
+        check_is_fitted(self, "assignments_")
+        if "scores" not in self.history_:
+            raise ValueError("LaplacianAssignment was fitted with keep_path=False: refit "
+                             "with keep_path=True to record the iterates.")
+        Wq = self._query_affinity(X)
+        for Z in self.history_["scores"]:
+            yield lass_transform(Z, Wq, G_new, self.lam if lam is None else lam)
+
+    def staged_predict(self, X, G_new=None, lam=None):
+        """Most-assigned class of each new item after each iteration (needs
+        ``keep_path=True``); see :meth:`staged_transform`.
+
+        Yields
+        ------
+        ndarray (M,)
+        """
+        for Z in self.staged_transform(X, G_new, lam):
+            yield self.classes_[np.argmax(Z, axis=1)]
