@@ -73,3 +73,16 @@ def test_partial_tagging_runs_on_emotions():
     rows = exp.partial_tagging("emotions", fracs=(0.3,), n_rep=1, lams=(0.1,))
     assert {r["method"] for r in rows} == {"kNN vote", "harmonic SSL (per label)",
                                           "LASS lambda=0.1"}
+
+
+def test_bench_solver_table_times_every_solver_and_says_what_auto_picked():
+    """`semisup bench lass --only solvers`: every solver at the default tol and to a 1e-5
+    gap (its loosest tol reaching it), and the verdict on solver='auto' (tiny sizes)."""
+    from semisup.experiments.lass import SOLVERS, bench_direct_vs_cg
+    rows = bench_direct_vs_cg(sizes=(150,), lams=(1.0,))
+    assert [r["solver"].split()[0] for r in rows] == list(SOLVERS)
+    for r in rows:
+        assert float(r["rel. gap"]) <= 1e-4
+        assert r["seconds to gap 1e-05 (tol)"] != "-"
+    assert rows[-1]["fastest"].split(":")[0] in ("direct", "cg", "apg")
+    assert "auto picked" in rows[-1]["fastest"]
