@@ -145,13 +145,10 @@ random_state :
         ``Xi >= 0``, ``Xi o Z = 0``).
     n_iter_ : int
     converged_ : bool
-    objective_history_ : ndarray
-        Objective at each checked iterate.
-    residual_history_ : dict
-        ``"change"`` (max|Z - Zold|) and ``"primal"`` (max|Z - Y|) per ADMM check.
     history_ : dict
-        The solver's records per check (ADMM: ``"objective"``, ``"change"``,
-        ``"primal"``; APG: ``"objective"``, ``"gap"``, the certified bound on ``F - F*``)
+        The solver's records per check, as in LapSVM's and SPORE's ``history_`` (ADMM:
+        ``"objective"``, ``"change"`` = max|Z - Zold|, ``"primal"`` = max|Z - Y|; APG:
+        ``"objective"``, ``"gap"``, the certified bound on ``F - F*``)
         and, with ``keep_path``, the iterates ``"scores"``: entry ``i`` is the assignments
         after iteration ``i + 1``.
     objective_ : float
@@ -270,9 +267,6 @@ random_state :
         self.multipliers_ = (res.mu, res.Xi)
         self.n_iter_ = int(res.n_iter)
         self.converged_ = bool(res.converged)
-        self.objective_history_ = res.history.get("objective", np.zeros(0))
-        self.residual_history_ = {k: res.history.get(k, np.zeros(0))
-                                  for k in ("change", "primal")}
         self.history_ = dict(res.history)
         if path is not None:
             self.history_["scores"] = _full_rows(path, res.Z, L)
