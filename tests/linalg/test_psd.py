@@ -85,3 +85,47 @@ def test_top_eigpair_lanczos_on_float32(rng):
     M = (B + B.T) / 2
     lam, v = top_eigpair(M, method="lanczos")
     assert lam == pytest.approx(np.linalg.eigvalsh(M.astype(np.float64))[-1], rel=1e-5)
+
+
+def _spectrum(rng, n, n_neg):
+    """Symmetric matrix with exactly ``n_neg`` negative eigenvalues."""
+    Q, _ = np.linalg.qr(rng.standard_normal((n, n)))
+    w = np.concatenate([-rng.uniform(0.5, 2, n_neg), rng.uniform(0.5, 2, n - n_neg)])
+    return (Q * w) @ Q.T
+
+
+# n >= LANCZOS_MIN_N (400) so that psd_part takes its one-sided paths, not only the full one
+@pytest.mark.parametrize("n_neg", [0, 20, 250, 480, 500])
+@pytest.mark.parametrize("expected", [None, 20, 250, 480])
+def test_nsd_and_psd_parts_equal_the_full_split_on_every_path(rng, n_neg, expected):
+    from semisup.linalg.psd import nsd_part, psd_part
+    M = _spectrum(rng, 500, n_neg)
+    P, N, w, V = psd_split(M)
+    Nk, k = nsd_part(M, expected=expected)
+    assert k == n_neg
+    np.testing.assert_allclose(Nk, N, atol=1e-10)
+    np.testing.assert_array_equal(Nk, Nk.T)
+    Pk, k, lam, v = psd_part(M, expected=expected)
+    assert k == n_neg
+    np.testing.assert_allclose(Pk, P, atol=1e-10)
+    assert lam == pytest.approx(max(w[-1], 0.0), abs=1e-9)
+    if n_neg < 500:                     # the top eigenvector, up to sign
+        assert abs(abs(v @ V[:, -1]) - 1) < 1e-8
+
+
+def test_nsd_part_symmetric_overwrite_and_dtype(rng):
+    from semisup.linalg.psd import nsd_part, psd_part
+    M = _spectrum(rng, 450, 30).astype(np.float32)
+    M = (M + M.T) / 2
+    keep = M.copy()
+    N_ref = psd_split(M.astype(np.float64))[1]
+    N, k = nsd_part(M, symmetric=True)          # not overwritten unless asked
+    np.testing.assert_array_equal(M, keep)
+    assert N.dtype == np.float32 and k == 30
+    np.testing.assert_allclose(N, N_ref, atol=2e-5)
+    P, k, lam, v = psd_part(M.copy(), symmetric=True, overwrite=True, expected=30)
+    assert P.dtype == np.float32
+    np.testing.assert_allclose(P, keep - N_ref, atol=2e-5)
+    # an asymmetric input uses its symmetric part
+    A = rng.standard_normal((450, 450))
+    np.testing.assert_allclose(nsd_part(A)[0], psd_split(A)[1], atol=1e-10)

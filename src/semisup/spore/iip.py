@@ -28,7 +28,8 @@ import scipy.sparse.linalg as spla
 from sklearn.utils import check_random_state
 
 from .._progress import log
-from ..linalg.psd import LANCZOS_MIN_N, min_eigenvalue, psd_split, top_eigpair
+from ..linalg.psd import (LANCZOS_MIN_N, min_eigenvalue, nsd_part, psd_part, symmetrize,
+                          top_eigpair)
 from .svm_dual import svm_dual, svm_scores
 
 __all__ = ["IIPResult", "lanczos_start", "edge_mask", "project_affine", "infeasibility",
@@ -62,39 +63,71 @@ def infeasibility(K, mask) -> float:
     return float(math.sqrt(float(np.sum(off * off)) + float(diag @ diag)))
 
 
-def _prox_sigma_B(U, mask, tau):
-    """``prox_{tau sigma_B}(U)``: edges -> 0, diagonal -> U_ii - tau, non-edges unchanged."""
-    out = np.where(mask, 0, U).astype(U.dtype, copy=False)
-    out[np.diag_indices_from(out)] -= tau
-    return out
-
-
-def fista_prox(V, mask, steps: int, timer=None):
+def fista_prox(V, mask, steps: int, timer=None, symmetric: bool = False, counts=None):
     """FISTA on (★) from a cold start ``a = b = 0``; step 1/2 (Lipschitz constant 2).
 
     Returns ``(a, b)``; ``V - a - b`` is the approximate projection of ``V`` onto K(G).
     O(steps * n^3). ``timer``: optional one-element list that accumulates eigh seconds.
+
+    Each step's NSD part (``prox_{sigma_A / 2}``) computes only the negative eigenpairs
+    (:func:`semisup.linalg.psd.nsd_part`, LAPACK ``syevr`` on ``(-inf, 0]``), expecting as
+    many as the previous step had; the n x n updates run in place in preallocated buffers.
+    The arithmetic of every entry is the same as in the plain transcription of spore.md §4.2
+    (``r = ya + yb - V``, ``ya - r/2``, ``a_new + mom (a_new - a)``, ...), and the iterates
+    agree with the full-``syevd`` version to rounding. ``symmetric``: ``V`` is exactly
+    symmetric (then so is every iterate, and no symmetrization is needed before ``eigh``);
+    otherwise its symmetric part is used. ``counts``: optional list that receives the number
+    of negative eigenvalues of each step.
     """
     V = np.asarray(V)
-    a = np.zeros_like(V)
-    b = np.zeros_like(V)
-    ya, yb, t = a, b, 1.0
-    for _ in range(steps):
-        r = ya + yb - V
-        _, a_new, _, _ = psd_split(ya - 0.5 * r, timer)  # NSD part = prox_{sigma_A / 2}
-        b_new = _prox_sigma_B(yb - 0.5 * r, mask, 0.5)
+    if V.dtype not in (np.float32, np.float64):
+        V = V.astype(np.float64)
+    if not symmetric:
+        V = symmetrize(V)
+    a, b = np.zeros_like(V), np.zeros_like(V)
+    if steps <= 0:
+        return a, b
+    ya, yb = np.zeros_like(V), np.zeros_like(V)        # the extrapolated points
+    R, W = np.empty_like(V), np.empty_like(V)           # r / 2 and the NSD input (scratch)
+    diag = np.diag_indices_from(V)
+    t, k = 1.0, None
+    for step in range(steps):
+        np.add(ya, yb, out=R)                           # r = ya + yb - V
+        R -= V
+        R *= 0.5                                        # r / 2 (as 0.5 * r: same rounding)
+        np.subtract(ya, R, out=W)                       # ya - r/2
+        a_new, k = nsd_part(W, timer, expected=k, symmetric=True, overwrite=True)
+        if a_new is W:                                  # formed in the scratch (S - P)
+            W = np.empty_like(V)
+        if counts is not None:
+            counts.append(k)
+        b_new = np.subtract(yb, R, out=yb)              # yb - r/2 -> prox_{sigma_B / 2}:
+        b_new[mask] = 0                                 # edges -> 0,
+        b_new[diag] -= 0.5                              # diagonal -> u_ii - 1/2
+        if step == steps - 1:
+            break
         t_new = 0.5 * (1.0 + math.sqrt(1.0 + 4.0 * t * t))
         mom = (t - 1.0) / t_new
-        ya = a_new + mom * (a_new - a)
-        yb = b_new + mom * (b_new - b)
-        a, b, t = a_new, b_new, t_new
-    return a, b
+        # y = x_new + mom * (x_new - x), into the buffer of x (no longer needed)
+        np.subtract(a_new, a, out=a)
+        a *= mom
+        a += a_new
+        np.subtract(b_new, b, out=b)
+        b *= mom
+        b += b_new
+        ya, a = a, a_new
+        yb, b = b, b_new
+        t = t_new
+    return a_new, b_new
 
 
-def approx_projection(V, mask, steps: int, timer=None) -> np.ndarray:
+def approx_projection(V, mask, steps: int, timer=None, symmetric: bool = False,
+                      counts=None) -> np.ndarray:
     """Approximate (possibly infeasible) projection of ``V`` onto K(G): ``V - a - b``."""
-    a, b = fista_prox(V, mask, steps, timer)
-    return np.asarray(V) - a - b
+    a, b = fista_prox(V, mask, steps, timer, symmetric, counts)
+    out = np.subtract(V, a, out=a)                      # a is fista_prox's own array
+    out -= b
+    return out
 
 
 def default_K0(A, dtype=np.float64, v0=None):
@@ -250,7 +283,7 @@ def iip_spore(A, y, labeled, C: float, beta: float, n_outer: int = 5, n_inner=No
     best = None
     alpha = None
     eig_timer = [0.0]
-    t_done = 0
+    t_done, k_neg = 0, None
     for t in range(n_outer + 1):
         res = svm_dual(K, y, labeled, C, alpha0=alpha, tol=svm_tol)
         alpha = res.alpha
@@ -278,9 +311,9 @@ def iip_spore(A, y, labeled, C: float, beta: float, n_outer: int = 5, n_inner=No
         c = s / hnorm
         V = (K + (0.5 * c) * np.outer(u, u).astype(dtype)
              - (c * beta) * np.outer(v, v).astype(dtype))
-        Kt = approx_projection(V, mask, n_inner, eig_timer)
-        K, _, w, vecs = psd_split(Kt, eig_timer)
-        lam, v = max(float(w[-1]), 0.0), vecs[:, -1].astype(np.float64)
+        Kt = approx_projection(V, mask, n_inner, eig_timer, symmetric=True)
+        K, k_neg, lam, v = psd_part(Kt, eig_timer, expected=k_neg, symmetric=True,
+                                    overwrite=True, v0=v)
         t_done = t + 1
     g_best, t_best, K_best, alpha_best = best
     return IIPResult(
