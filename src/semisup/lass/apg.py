@@ -41,9 +41,12 @@ LIP_SAFETY = 1.02
 #: graphs up to this size use the Gershgorin bound instead of Lanczos (cheap either way).
 LANCZOS_MIN_N = 2000
 #: ``backend="auto"``: problems with at least this many items use the compiled kernels of
-#: :mod:`semisup.lass._apg_numba` when numba is installed (below, the numpy path is fast
-#: enough and loading the cached kernels, ~0.5 s, would dominate).
-NUMBA_MIN_N = 20_000
+#: :mod:`semisup.lass._apg_numba` when numba is installed. They are 8-9x faster per
+#: iteration from N = 500 (numpy-call overhead dominates the numpy path at these sizes:
+#: 0.65 s against 0.07 s at N = 1 000, lam = 1, quiet machine); loading their cache costs
+#: ~0.6 s once per process, about one numpy-path fit at N = 1 000, so smaller problems keep
+#: the numpy path (docs/benchmarks/lass.md, 2026-11-24).
+NUMBA_MIN_N = 1_000
 
 
 def lipschitz_constant(L, lam: float) -> float:
