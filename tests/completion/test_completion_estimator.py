@@ -25,12 +25,15 @@ def test_generator_matches_spec_tv_c6():
     assert len(list(synthetic_grid())) == 24
 
 
+@pytest.mark.parametrize("solver", ["apg", "fpc"])
 @pytest.mark.parametrize("variant", ["mc1", "mcb"])
-def test_fixed_parameters_reproduce_the_solver(variant):
+def test_fixed_parameters_reproduce_the_solver(variant, solver):
     p = _small()
     Xi, Yi = p.as_estimator_input()
-    est = MatrixCompletionTransducer(variant=variant, lam=0.5, mu=1e-3).fit(Xi, Yi)
-    ref = fpc_path(p.X, p.MX, p.Y, p.MY, variant=variant, lam=0.5, mu_final=1e-3)
+    est = MatrixCompletionTransducer(variant=variant, lam=0.5, mu=1e-3,
+                                     solver=solver).fit(Xi, Yi)
+    ref = fpc_path(p.X, p.MX, p.Y, p.MY, variant=variant, lam=0.5, mu_final=1e-3,
+                   solver=solver)
     S = ref.Z[:4] + (ref.b[:, None] if variant == "mcb" else 0)
     np.testing.assert_allclose(est.decision_scores_, S.T, atol=1e-10)
     np.testing.assert_allclose(est.features_, ref.Z[4:12].T, atol=1e-10)

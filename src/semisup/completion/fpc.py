@@ -22,6 +22,15 @@ baseline), step ``|Omega_X|``.
 The MC-1 iteration is not a proximal-gradient method for the constrained problem; its fixed
 point lies slightly above the constrained optimum (spec §6.7). It is implemented exactly
 as the paper describes.
+
+``solver="apg"`` applies the same step (same operator, same step sizes for MC-1, same
+stopping rule and continuation) at a Nesterov-extrapolated point, FISTA with the
+gradient-based adaptive restart of O'Donoghue & Candès (2015). Its limit is the same:
+the MC-b optimum and the MC-1 fixed point of the paper's iteration. On problems whose
+feature loss is weighted far below the label loss (many observed features, few labels:
+``tau_Z / |Omega_X| << 1``) the plain iteration moves the feature rows by a factor
+``1 - tau_Z / |Omega_X|`` per step and needs thousands of iterations per stage; the
+accelerated one needs about the square root of that.
 """
 
 from __future__ import annotations
@@ -39,7 +48,11 @@ from ..linalg.lowrank import (GRAM_MIN_REL_TAU, RANDOMIZED_MIN_DIM, ShrinkResult
                               shrink_lowrank_plus_sparse, svd_thin)
 
 __all__ = ["FPCPath", "continuation_grid", "fpc_path", "objective", "smooth_part",
-           "initial_point", "step_sizes"]
+           "initial_point", "step_sizes", "accelerated_step_scale", "SOLVERS"]
+
+#: ``"fpc"``: the paper's fixed point iteration; ``"apg"``: the same step taken at an
+#: extrapolated point (FISTA with adaptive restart), same limit
+SOLVERS = ("fpc", "apg")
 
 
 @dataclass
@@ -67,6 +80,8 @@ class FPCPath:
         Objective after every iteration, all stages concatenated.
     svd_methods : dict
         How many shrinkage calls used each SVD method.
+    n_restarts : int
+        Momentum restarts of ``solver="apg"`` (0 for ``"fpc"``).
     """
 
     mus: np.ndarray
@@ -83,6 +98,7 @@ class FPCPath:
     tau_b: float
     history: np.ndarray
     svd_methods: dict = field(default_factory=dict)
+    n_restarts: int = 0
 
 
 def continuation_grid(sigma1: float, mu_final: float = 1e-5, eta: float = 0.25
@@ -114,6 +130,27 @@ def step_sizes(n_obs_y: int, n_obs_x: int, lam: float, n: int, c: float = 3.8):
     return min(c * n_obs_y / lam, float(n_obs_x)), c * n_obs_y / (lam * n)
 
 
+def accelerated_step_scale(MY, n_obs_y: int, n_obs_x: int, lam: float, tau_Z: float,
+                           tau_b: float, use_b: bool) -> float:
+    """Factor (``<= 1``) applied to the step sizes by ``solver="apg"``.
+
+    An accelerated step needs the gradient's Lipschitz constant in the step's metric
+    ``diag(1/tau_Z, 1/tau_b)`` to be at most 1, where the plain iteration only needs 2.
+    Label row ``i`` of MC-b couples ``n_i`` entries of ``Z`` with ``b_i``; the logistic
+    curvature is at most ``1/4``, so that constant is
+    ``max_i lam/(4|Omega_Y|) (tau_Z + n_i tau_b)`` for the labels and ``tau_Z/|Omega_X|``
+    for the features. MC-1 (no ``b``) gives ``lam tau_Z/(4|Omega_Y|) <= c/4 < 1``: its steps,
+    which define its fixed point, are never changed. MC-b with the paper's ``c = 3.8``
+    is scaled only when a label row has more than ``n/19`` observed entries; its optimum
+    does not depend on the steps.
+    """
+    L = tau_Z / n_obs_x if n_obs_x else 0.0
+    if n_obs_y:
+        n_i = int(np.asarray(MY).sum(axis=1).max()) if use_b else 0
+        L = max(L, lam / (4.0 * n_obs_y) * (tau_Z + n_i * tau_b))
+    return 1.0 if L <= 1.0 else 1.0 / L
+
+
 class _Problem:
     """Data of one completion problem in the stacked orientation, plus loss evaluation."""
 
@@ -134,6 +171,7 @@ class _Problem:
         self.nY = int(self.MY.sum())
         self.nX = int(self.MX.sum())
         self.MXf = self.MX.astype(float)
+        self.all_x = bool(self.MX.all())
         self.MYf = self.MY.astype(float)
         self.cy = self.lam / self.nY if self.nY else 0.0
         self.m = self.t + self.d + (1 if self.variant == "mc1" else 0)
@@ -144,10 +182,11 @@ class _Problem:
             M = np.vstack([M, np.ones((1, self.n))])
         return M
 
-    def smooth(self, Z, b):
-        """Value and gradient of the two loss terms (spec §5); few full-size temporaries."""
+    def smooth(self, Z, b, out=None):
+        """Value and gradient of the two loss terms (spec §5); the gradient is written into
+        ``out`` when given (no full-size temporary: see ``fpc_path``'s notes on memory)."""
         t, d = self.t, self.d
-        G = np.empty_like(Z)
+        G = np.empty_like(Z) if out is None else out
         f = 0.0
         gb = None
         if t:
@@ -160,7 +199,8 @@ class _Problem:
                 gb = G[:t].sum(axis=1)
         R = G[t:t + d]
         np.subtract(Z[t:t + d], self.Xo, out=R)
-        R *= self.MXf
+        if not self.all_x:
+            R *= self.MXf
         f += 0.5 * float(np.vdot(R, R)) / self.nX
         R *= 1.0 / self.nX
         if G.shape[0] > t + d:
@@ -283,7 +323,8 @@ def fpc_path(X, MX, Y=None, MY=None, *, variant: str = "mcb", lam: float = 1.0,
              mus=None, mu_final: float = 1e-5, eta: float = 0.25, tol: float = 1e-5,
              c: float = 3.8, max_inner: int = 10_000, svd: str = "auto",
              store_path: bool = False, callback=None, random_state=None,
-             warn: bool = True, backend: str = "auto") -> FPCPath:
+             warn: bool = True, backend: str = "auto", solver: str = "fpc",
+             verbose: bool = False) -> FPCPath:
     """Run FPC with continuation for MC-b, MC-1 or (``Y=None``) features only.
 
     Parameters
@@ -335,6 +376,16 @@ def fpc_path(X, MX, Y=None, MY=None, *, variant: str = "mcb", lam: float = 1.0,
         call overhead dominates each iteration: whole paths on the paper's synthetic
         problems run about 2x faster); ``"numpy"`` never does. Both give the same
         iterates up to summation order.
+    solver : {"fpc", "apg"}
+        ``"fpc"``: the paper's iteration. ``"apg"``: the same step taken at the
+        extrapolated point ``Z_k + beta_k (Z_k - Z_{k-1})`` (FISTA momentum, reset whenever
+        ``<Y_k - Z_{k+1}, Z_{k+1} - Z_k> > 0``, O'Donoghue & Candès 2015), same stopping rule;
+        it converges to the same MC-b optimum / MC-1 fixed point, in far fewer iterations
+        when the problem is ill-conditioned (see the module docstring). MC-b steps are
+        scaled by :func:`accelerated_step_scale` when needed. Feature-only runs keep their
+        factored iterate only with ``"fpc"``.
+    verbose : bool
+        Print one line per stage (``mu``, iterations, objective, rank, seconds) to stderr.
 
     Returns
     -------
@@ -344,17 +395,31 @@ def fpc_path(X, MX, Y=None, MY=None, *, variant: str = "mcb", lam: float = 1.0,
     -----
     Per iteration: one shrinkage of a ``(t+d[+1]) x n`` matrix (``O((t+d)^2 n)`` exact, or
     ``O((t+d) n k)`` randomized at rank ``k``) plus ``O((t+d) n)`` for the losses.
+
+    The loop reuses its full-size work arrays (gradient, extrapolated point) instead of
+    allocating new ones every iteration. A first call in a fresh process is slower than the
+    next one mainly because of the compiled kernels (``backend="auto"`` with numba): about
+    0.4 s to load them from numba's on-disk cache, and about 14 s to compile them when that
+    cache is missing or stale (first use after installing or editing the package); page
+    faults on fresh memory are not the cause (measured in docs/benchmarks/completion.md).
     """
     prob = _Problem(np.asarray(X, dtype=float), MX, None if Y is None else
                     np.asarray(Y, dtype=float), MY, lam, variant)
     if prob.variant not in ("mcb", "mc1", "x"):
         raise ValueError(f"variant must be 'mcb' or 'mc1', got {variant!r}.")
+    if solver not in SOLVERS:
+        raise ValueError(f"solver must be 'fpc' or 'apg', got {solver!r}.")
     if prob.nX == 0:
         raise ValueError("no observed feature entry (|Omega_X| = 0).")
     rng = np.random.default_rng(random_state)
     tau_Z, tau_b = step_sizes(prob.nY, prob.nX, prob.lam, prob.n, c)
     use_b = prob.variant == "mcb"
     mc1 = prob.variant == "mc1"
+    accel = solver == "apg"
+    if accel:
+        scale = accelerated_step_scale(prob.MY, prob.nY, prob.nX, prob.lam, tau_Z, tau_b,
+                                       use_b)
+        tau_Z, tau_b = tau_Z * scale, tau_b * scale
 
     Z, sigma1, Vt = initial_point(prob.observed_matrix())
     if mc1:
@@ -388,27 +453,46 @@ def fpc_path(X, MX, Y=None, MY=None, *, variant: str = "mcb", lam: float = 1.0,
             gb_buf = np.zeros(prob.t) if gb is None else gb
             b_buf = np.zeros(0) if b is None else b
             hist_buf = np.empty(max_inner)
+            work = np.empty((3,) + Z.shape) if accel else np.empty((3, 0, 0))
+            bwork = np.empty((2, b_buf.size))
     fact = None
-    if prob.t == 0 and svd == "auto" and min(Z.shape) >= RANDOMIZED_MIN_DIM:
+    if (prob.t == 0 and svd == "auto" and not accel
+            and min(Z.shape) >= RANDOMIZED_MIN_DIM):
         fact = _FactoredIterate(prob, Z @ Vt.T / sigma1, np.array([sigma1]), Vt)
     stats = {"n_iter": [], "objective": [], "rank": [], "converged": []}
     history, models, methods = [], [] if store_path else None, {}
+    n_restart = 0
+    Ybuf = None
+    # compiled passes for the dense loop (large problems; the small ones run whole stages
+    # compiled above)
+    kern = None
+    if dense_stage is None and backend != "numpy" and available("numba"):
+        from . import _fpc_numba as kern
+    no_b = np.zeros(0)
     done = []
+    if verbose:
+        import time
+        from .._progress import log
+        t_path = time.perf_counter()
     for k in run_idx:
         mu = float(grid[k])
         F_prev = f + mu * nuc
         converged = False
         it = 0
         if dense_stage is not None:
-            (f, nuc, rank_out, rank, it, converged, n_gram, n_exact, h) = dense_stage(
+            (f, nuc, rank_out, rank, it, converged, n_gram, n_exact, h, n_rs) = dense_stage(
                 Z, b_buf, use_b, mc1, prob.Yo, prob.MYf, prob.Xo, prob.MXf, prob.cy,
                 float(prob.nX), tau_Z, tau_b, mu, tol, max_inner, F_prev, G, gb_buf,
-                GRAM_MIN_REL_TAU, hist_buf, 0)
+                GRAM_MIN_REL_TAU, hist_buf, 0, accel, work, bwork)
+            n_restart += n_rs
             history.extend(hist_buf[:h].tolist())
             for key, cnt in (("gram", n_gram), ("exact", n_exact)):
                 if cnt:
                     methods[key] = methods.get(key, 0) + cnt
         else:
+            theta, Z_old, b_old = 1.0, None, None
+            if fact is None and G.shape != Z.shape:
+                G = np.empty_like(Z)
             for it in range(1, max_inner + 1):
                 stepped = False
                 if fact is not None:
@@ -420,27 +504,73 @@ def fpc_path(X, MX, Y=None, MY=None, *, variant: str = "mcb", lam: float = 1.0,
                         # the spectrum above the threshold outgrew a small block: go dense
                         Z, Vt, rank = fact.dense(), fact.Vt, fact.rank
                         fact = None
-                        f, G, gb = prob.smooth(Z, b)
+                        f, G, gb = prob.smooth(Z, b, out=G if G.shape == Z.shape else None)
                 if not stepped:
-                    if use_b:
-                        b = b - tau_b * gb
-                    G *= -tau_Z
-                    G += Z                         # G now holds the gradient step Z - tau_Z G
+                    # the step is taken at Yk (= Z, or the extrapolated point for "apg")
+                    beta = 0.0
+                    if accel:
+                        theta_next = 0.5 * (1.0 + np.sqrt(1.0 + 4.0 * theta * theta))
+                        beta = (theta - 1.0) / theta_next
+                        theta = theta_next
+                    extrap = beta > 0.0 and Z_old is not None
+                    if kern is not None:
+                        # one compiled pass: G <- Y - tau_Z grad f(Y), Y never formed
+                        b_new = np.zeros(prob.t) if use_b else no_b
+                        kern.step_input(Z, Z_old if extrap else Z, beta,
+                                        b if use_b else no_b,
+                                        b_old if extrap and use_b else (b if use_b else no_b),
+                                        use_b, prob.Yo, prob.Xo, prob.MXf, prob.all_x,
+                                        prob.cy, float(prob.nX), tau_Z, tau_b, G, b_new)
+                        if not use_b:
+                            b_new = None
+                        Yk, yb = None, None
+                    else:
+                        # G, gb hold the gradient at Z from the previous step
+                        Yk, yb = Z, b
+                        if extrap:
+                            if Ybuf is None:
+                                Ybuf = np.empty_like(Z)
+                            Yk = np.subtract(Z, Z_old, out=Ybuf)
+                            Yk *= beta
+                            Yk += Z
+                            yb = None if b is None else b + beta * (b - b_old)
+                            _, G, gb = prob.smooth(Yk, yb, out=G)
+                        b_new = None if b is None else yb - tau_b * gb
+                        G *= -tau_Z
+                        G += Yk                    # G now holds the gradient step Y - tau_Z G
                     res = shrink(G, tau_Z * mu, method=svd,
                                  rank_estimate=rank if Vt is not None else None, V0=Vt,
                                  random_state=rng)
                     methods[res.method] = methods.get(res.method, 0) + 1
-                    Z, rank = res.Z, res.rank
+                    Z_new, rank = res.Z, res.rank
                     # warm start for a randomized next step; only worth forming when rank
                     # is small
                     Vt = res.Vt if rank <= min(Z.shape) // 5 else None
                     if mc1:
-                        Z[-1] = 1.0
+                        Z_new[-1] = 1.0
                         sv = _projected_core_svals(res, Z.shape[1])
                         nuc, rank_out = float(sv.sum()), _rank(sv)
                     else:
                         nuc, rank_out = res.nuclear_norm, rank
-                    f, G, gb = prob.smooth(Z, b)
+                    # (G, the shrinkage's input, is free again: Vt and the MC-1 row sums
+                    # have been read from it)
+                    if kern is not None:
+                        f, g = kern.value_and_restart(
+                            Z_new, b_new if use_b else no_b, Z, Z_old if extrap else Z, beta,
+                            b if use_b else no_b,
+                            b_old if extrap and use_b else (b if use_b else no_b), use_b,
+                            extrap, prob.Yo, prob.MYf, prob.Xo, prob.MXf, prob.all_x,
+                            prob.cy, float(prob.nX), tau_Z, tau_b)
+                        restart = extrap and g > 0.0
+                    else:
+                        restart = extrap and _restart(Yk, yb, Z_new, b_new, Z, b, tau_Z,
+                                                      tau_b, G)
+                    if restart:
+                        theta = 1.0
+                        n_restart += 1
+                    Z_old, b_old, Z, b = Z, b, Z_new, b_new
+                    if kern is None:
+                        f, G, gb = prob.smooth(Z, b, out=G)
                 F = f + mu * nuc
                 history.append(F)
                 if abs(F_prev - F) < tol * abs(F_prev):
@@ -455,6 +585,11 @@ def fpc_path(X, MX, Y=None, MY=None, *, variant: str = "mcb", lam: float = 1.0,
         stats["objective"].append(f + mu * nuc)
         stats["rank"].append(rank_out)
         stats["converged"].append(converged)
+        if verbose:
+            log(f"[fpc_path] stage {len(done) + 1}/{len(run_idx)} mu={mu:.3g}: {it} "
+                f"iterations, objective {f + mu * nuc:.6g}, rank {rank_out}"
+                f"{'' if converged else ' (max_inner reached)'} "
+                f"[{time.perf_counter() - t_path:.1f}s]")
         if fact is not None and (store_path or callback is not None):
             Z = fact.dense()
         if store_path:
@@ -470,4 +605,16 @@ def fpc_path(X, MX, Y=None, MY=None, *, variant: str = "mcb", lam: float = 1.0,
                    objective=np.asarray(stats["objective"]),
                    rank=np.asarray(stats["rank"]), converged=np.asarray(stats["converged"]),
                    Z=Z, b=b, models=models, sigma1=sigma1, tau_Z=tau_Z, tau_b=tau_b,
-                   history=np.asarray(history), svd_methods=methods)
+                   history=np.asarray(history), svd_methods=methods,
+                   n_restarts=n_restart)
+
+
+def _restart(Yk, yb, Z_new, b_new, Z, b, tau_Z, tau_b, work) -> bool:
+    """Gradient restart test ``<Y - Z_new, Z_new - Z> > 0`` in the step's metric.
+
+    Overwrites ``Yk`` and ``work`` (no full-size temporary)."""
+    Yk -= Z_new
+    g = float(np.vdot(Yk, np.subtract(Z_new, Z, out=work))) / tau_Z
+    if b is not None and tau_b > 0:
+        g += float(np.dot(yb - b_new, b_new - b)) / tau_b
+    return g > 0.0

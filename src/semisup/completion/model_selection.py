@@ -9,8 +9,11 @@ continuation run per ``lam`` per fold scores every ``mu``.
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
+from .._progress import log
 from .fpc import continuation_grid, fpc_path, initial_point, _Problem
 from .metrics import sign_pm
 
@@ -50,7 +53,9 @@ def mu_grid(X, MX, Y, MY, variant, mu_final=1e-5, eta=0.25):
 CV_PATIENCE = 3
 
 
-def _fold_label_errors(X, MX, Y, MY, hx, hy, variant, lam, grid, fpc_kw, patience=None):
+def _fold_label_errors(X, MX, Y, MY, hx, hy, variant, lam, grid, fpc_kw, patience=None,
+                       verbose=0, name=""):
+    t0 = time.perf_counter()
     err = np.full(grid.size, np.nan)
     t = Y.shape[0]
     yh = Y[hy]
@@ -69,8 +74,13 @@ def _fold_label_errors(X, MX, Y, MY, hx, hy, variant, lam, grid, fpc_kw, patienc
             best[1] += 1
         return patience is not None and best[1] >= patience
 
-    fpc_path(X, MX & ~hx, Y, MY & ~hy, variant=variant, lam=lam, mus=grid,
-             callback=record, **fpc_kw)
+    path = fpc_path(X, MX & ~hx, Y, MY & ~hy, variant=variant, lam=lam, mus=grid,
+                    callback=record, verbose=verbose >= 2, **fpc_kw)
+    if verbose:
+        k = int(np.nanargmin(err)) if np.isfinite(err).any() else -1
+        log(f"[cv] {name}lam={lam:g}: {path.mus.size} mu values, {int(path.n_iter.sum())} "
+            f"iterations, best held-out label error {err[k]:.3f} at mu={grid[k]:.3g} "
+            f"[{time.perf_counter() - t0:.1f}s]")
     return err
 
 
@@ -91,7 +101,7 @@ def _one_blas_thread(f, *args):
 
 
 def cv_label_errors(X, MX, Y, MY, *, variant, lams, grid, n_folds=5, rng=None,
-                    n_jobs=None, patience=None, **fpc_kw):
+                    n_jobs=None, patience=None, verbose=0, **fpc_kw):
     """Held-out label error of every ``(lam, mu)`` pair.
 
     Parameters
@@ -108,6 +118,9 @@ def cv_label_errors(X, MX, Y, MY, *, variant, lams, grid, n_folds=5, rng=None,
     patience : int, optional
         End a fold's path once its held-out error has not improved for this many grid
         values (their errors stay NaN); None runs the whole grid.
+    verbose : int
+        1: one line per fold path on stderr (from the worker when ``n_jobs`` is set);
+        2: also one line per continuation stage.
     **fpc_kw
         Passed to :func:`fpc_path` (``tol``, ``c``, ``max_inner``, ``svd``, ...).
 
@@ -122,8 +135,8 @@ def cv_label_errors(X, MX, Y, MY, *, variant, lams, grid, n_folds=5, rng=None,
     hys = fold_masks(MY, n_folds, rng)
     fpc_kw.setdefault("warn", False)
     jobs = [(_fold_label_errors, (X, MX, Y, MY, hx, hy, variant, lam, grid, fpc_kw,
-                                  patience))
-            for lam in lams for hx, hy in zip(hxs, hys)]
+                                  patience, int(verbose), f"fold {f + 1}/{n_folds} "))
+            for lam in lams for f, (hx, hy) in enumerate(zip(hxs, hys))]
     per = np.asarray(_run(jobs, n_jobs)).reshape(len(lams), n_folds, grid.size)
     return _nanmean_folds(per), per
 
