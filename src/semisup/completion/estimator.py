@@ -187,6 +187,9 @@ class MatrixCompletionTransducer(TransductiveMixin, TransformerMixin, Classifier
         Relative objective change ending each stage.
     step_factor : float, default=3.8
         ``c`` in ``tau_Z = min(c |Omega_Y| / lam, |Omega_X|)``, ``tau_b = c |Omega_Y|/(lam n)``.
+        With ``solver="apg"`` the steps are scaled down where the accelerated step needs it
+        (:func:`~semisup.completion.fpc.accelerated_step_scale`): never for MC-1 with
+        ``c < 4``; above, MC-1's fixed point (which depends on the step) moves with the scale.
     max_inner : int, default=10000
         Iteration cap per continuation stage.
     n_folds : int, default=5
