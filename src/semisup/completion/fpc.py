@@ -35,15 +35,16 @@ accelerated one needs about the square root of that.
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.special import expit
-
-from .._validation import warn_convergence
 import scipy.sparse as sp
+from scipy.special import expit
+from threadpoolctl import threadpool_limits
 
 from .._optional import available, require
+from .._validation import warn_convergence
 from ..linalg.lowrank import (GRAM_MIN_REL_TAU, RANDOMIZED_MIN_DIM, ShrinkResult, shrink,
                               shrink_lowrank_plus_sparse, svd_thin)
 
@@ -53,6 +54,13 @@ __all__ = ["FPCPath", "continuation_grid", "fpc_path", "objective", "smooth_part
 #: ``"fpc"``: the paper's fixed point iteration; ``"apg"``: the same step taken at an
 #: extrapolated point (FISTA with adaptive restart), same limit
 SOLVERS = ("fpc", "apg")
+
+#: ``fpc_path`` runs with one BLAS thread below this many entries of the stacked matrix:
+#: on 2 cores one shrinkage (warm randomized SVD, rank 10) took 6.1 ms with one thread and
+#: 16.9 ms with two at 306 x 2 400, 125 and 198 ms at 506 x 20 000, and 693 and 280 ms at
+#: 1 006 x 50 000; a default MC fit on a 2 400 x 300 problem took 39 s with one thread and
+#: 155 s with two (docs/benchmarks/defaults.md, 2026-11-25)
+ONE_THREAD_MAX_ENTRIES = 25_000_000
 
 
 @dataclass
@@ -402,7 +410,24 @@ def fpc_path(X, MX, Y=None, MY=None, *, variant: str = "mcb", lam: float = 1.0,
     0.4 s to load them from numba's on-disk cache, and about 14 s to compile them when that
     cache is missing or stale (first use after installing or editing the package); page
     faults on fresh memory are not the cause (measured in docs/benchmarks/completion.md).
+
+    Problems of fewer than :data:`ONE_THREAD_MAX_ENTRIES` stacked entries run with one BLAS
+    thread: their per-iteration products are too small to share, and numpy's and SciPy's
+    two OpenBLAS pools take turns spinning on the two cores.
     """
+    d = np.shape(X)[0]
+    m = d + (0 if Y is None else np.shape(Y)[0]) + 1
+    small = m * np.shape(X)[1] < ONE_THREAD_MAX_ENTRIES
+    with (threadpool_limits(1, user_api="blas") if small else contextlib.nullcontext()):
+        return _fpc_path(X, MX, Y, MY, variant=variant, lam=lam, mus=mus,
+                         mu_final=mu_final, eta=eta, tol=tol, c=c, max_inner=max_inner,
+                         svd=svd, store_path=store_path, callback=callback,
+                         random_state=random_state, warn=warn, backend=backend,
+                         solver=solver, verbose=verbose)
+
+
+def _fpc_path(X, MX, Y, MY, *, variant, lam, mus, mu_final, eta, tol, c, max_inner, svd,
+              store_path, callback, random_state, warn, backend, solver, verbose):
     prob = _Problem(np.asarray(X, dtype=float), MX, None if Y is None else
                     np.asarray(Y, dtype=float), MY, lam, variant)
     if prob.variant not in ("mcb", "mc1", "x"):
