@@ -280,3 +280,54 @@ def test_sparse_many_features_uses_sparse_products(rng, monkeypatch):
     dist, ind = nb._exact_neighbors(X.tocsr(), 5, "euclidean", block_bytes=200 * 200 * 9)
     np.testing.assert_allclose(dist, d_ref, rtol=1e-10, atol=1e-12)
     np.testing.assert_array_equal(np.sort(ind, 1), np.sort(i_ref, 1))
+
+
+# --- the projected lower bound (points near a subspace: search p + 1 dimensions first) ---
+
+def _near_subspace(rng, n, d=60, p=5, noise=0.05):
+    B = np.linalg.qr(rng.normal(size=(d, p)))[0]
+    C = rng.normal(size=(n, p)) + 4.0 * rng.integers(0, 3, size=(n, 1))
+    return C @ B.T + noise * rng.normal(size=(n, d)) + 2.0
+
+
+def test_projected_bound_points_bound_every_distance_from_below(rng):
+    from scipy.spatial.distance import pdist
+
+    from semisup.graph.neighbors import projected_bound_points
+    X = _near_subspace(rng, 400)
+    Z, mu = projected_bound_points(X, sample=100)
+    assert Z.shape[1] < X.shape[1] / 3
+    np.testing.assert_allclose(np.linalg.norm(Z, axis=1), np.linalg.norm(X - mu, axis=1))
+    dz, dx = pdist(Z), pdist(X)
+    assert (dz <= dx * (1 + 1e-12)).all()
+    assert np.median(dz / dx) > 0.9  # tight: the residual holds 5% of the variance or less
+    # no subspace of a third of the dimensions holds 95% of the variance: no saving, None
+    assert projected_bound_points(rng.normal(size=(300, 30))) is None
+
+
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_projected_bound_search_matches_sklearn(rng, n_jobs):
+    from semisup.graph.neighbors import _exact_neighbors
+    from semisup.graph.neighbors import projected_bound_points
+    X = _near_subspace(rng, 1500)
+    assert projected_bound_points(X) is not None  # the projection is searched
+    d_ref, i_ref = _sklearn_knn(X, 10)
+    dist, ind = _exact_neighbors(X, 10, "euclidean", bound=True, n_jobs=n_jobs,
+                                 block_bytes=400 * 400 * 9)
+    np.testing.assert_array_equal(ind, i_ref)
+    np.testing.assert_allclose(dist, d_ref, rtol=1e-10, atol=1e-12)
+
+
+def test_projected_bound_search_with_ties_gives_the_exact_distances():
+    from semisup.graph.neighbors import _exact_neighbors, projected_bound_points
+    # an integer grid in 3 of 30 dimensions: the bound is exact, every row has ties at its
+    # k-th distance, so no row is certified on the projection and all go down the ladder
+    g = np.arange(6.0)
+    X = np.zeros((216, 30))
+    X[:, :3] = np.array(np.meshgrid(g, g, g)).reshape(3, -1).T
+    assert projected_bound_points(X)[0].shape[1] == 4
+    d_ref, _ = _sklearn_knn(X, 8)
+    dist, ind = _exact_neighbors(X, 8, "euclidean", margin=0, bound=True)
+    np.testing.assert_allclose(dist, d_ref, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(np.linalg.norm(X[ind] - X[:, None], axis=2), dist, atol=1e-12)
+    assert not (ind == np.arange(len(X))[:, None]).any()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
 from numbers import Integral, Real
 
 import numpy as np
@@ -29,6 +31,76 @@ _U32 = 2.0 ** -24  # unit round-off of float32
 
 #: largest densified block of sparse query points (beyond: sparse x sparse products)
 _DENSE_QUERY_BYTES = 64 * 2 ** 20
+
+#: the projected lower bound (:func:`projected_bound_points`) keeps the leading principal
+#: directions holding this fraction of the variance, and is used when they are at most
+#: ``_BOUND_MAX_FRACTION`` of the dimensions (fewer flops per pair than the full products)
+_BOUND_VARIANCE = 0.95
+_BOUND_MAX_FRACTION = 1 / 3
+#: ... and when there are at least this many points (below, the full products are cheap)
+_BOUND_MIN_POINTS = 4096
+#: rows of the sample whose covariance gives the directions (any orthonormal directions
+#: give a valid bound; a sample gives good ones for the price of a small product)
+_BOUND_SAMPLE = 16384
+
+
+def _n_threads(n_jobs=None):
+    """Threads for the selection and re-ranking: ``n_jobs``, else the BLAS pool's size."""
+    if n_jobs is not None:
+        return max(1, os.cpu_count() or 1) if n_jobs < 0 else max(1, int(n_jobs))
+    try:
+        from threadpoolctl import threadpool_info
+        blas = [i["num_threads"] for i in threadpool_info() if i.get("user_api") == "blas"]
+    except Exception:  # pragma: no cover - threadpoolctl is a dependency
+        blas = []
+    return max(1, min(max(blas, default=1), os.cpu_count() or 1))
+
+
+def _map(fn, args, n_threads):
+    """``[fn(*a) for a in args]``, on ``n_threads`` threads when more than one (the numpy
+    work inside releases the GIL)."""
+    if n_threads <= 1 or len(args) <= 1:
+        return [fn(*a) for a in args]
+    with ThreadPoolExecutor(min(n_threads, len(args))) as pool:
+        return list(pool.map(lambda a: fn(*a), args))
+
+
+def projected_bound_points(X, *, variance=_BOUND_VARIANCE, max_fraction=_BOUND_MAX_FRACTION,
+                           sample=_BOUND_SAMPLE):
+    """Points ``Z`` in ``p + 1`` dimensions whose distances bound ``X``'s from below.
+
+    ``z = [V^T (x - mu), |(I - V V^T)(x - mu)|]`` with ``V`` the ``p`` leading principal
+    directions (of a strided sample's covariance): for any orthonormal ``V``,
+    ``|x - y|^2 = |V^T (x - y)|^2 + |(I - V V^T)(x - y)|^2 >= |z_x - z_y|^2`` (the second
+    term is at least the squared difference of the residuals' norms), and ``|z| = |x - mu|``.
+    The bound is tight for near pairs only when ``X`` is near a ``p``-dimensional subspace;
+    ``p`` is the smallest dimension holding ``variance`` of the sample's variance, and
+    ``None`` is returned when ``p + 1`` exceeds ``max_fraction`` of the dimensions (no
+    saving). Returns ``(Z, mu)`` or ``None``; ``X`` dense float64.
+    """
+    n, d = X.shape
+    mu = X.mean(axis=0)
+    S = X[::max(1, n // sample)] - mu
+    w, V = np.linalg.eigh(S.T @ S)
+    w, V = np.clip(w[::-1], 0, None), V[:, ::-1]
+    total = w.sum()
+    if not total > 0:
+        return None
+    p = min(d, int(np.searchsorted(np.cumsum(w) / total, variance)) + 1)
+    if p + 1 > max_fraction * d:
+        return None
+    V = np.ascontiguousarray(V[:, :p])
+    Z = np.empty((n, p + 1))
+    step = max(1, 2 ** 22 // d)
+    for lo in range(0, n, step):
+        Xc = X[lo:lo + step] - mu
+        C = Xc @ V
+        Z[lo:lo + step, :p] = C
+        # |residual|^2 = |x - mu|^2 - |V^T (x - mu)|^2; its cancellation error is at most
+        # ~ sqrt(d eps) |x - mu| on the norm, which the certificate's margin covers
+        r2 = np.einsum("ij,ij->i", Xc, Xc) - np.einsum("ij,ij->i", C, C)
+        Z[lo:lo + step, p] = np.sqrt(np.maximum(r2, 0.0))
+    return Z, mu
 
 
 def _prepare(X, metric):
@@ -152,23 +224,35 @@ def _tile_size(budget, itemsize):
     return int(max(128, np.sqrt(budget / (itemsize + 1))))
 
 
-def _topm_symmetric(Lf, Rf, m, budget):
+def _topm_symmetric(Lf, Rf, m, budget, n_threads=1):
     """Candidates of every row from the upper triangle of tiles: the keys are symmetric,
-    so each product serves its rows and (transposed) its columns, halving the BLAS work."""
+    so each product serves its rows and (transposed) its columns, halving the BLAS work.
+    With two threads or more, a tile's rows and its columns (disjoint sets of points) are
+    filtered and merged at the same time."""
     n = Lf.shape[0]
     bs = min(n, _tile_size(budget, Lf.dtype.itemsize))
     top = _TopM(n, m, Lf.dtype)
-    for a in range(0, n, bs):
-        I = np.arange(a, min(a + bs, n))
-        Q = Lf[I]
-        for c in range(a, n, bs):
-            J = np.arange(c, min(c + bs, n))
-            G = _gram(Q, Rf[J])
-            if a == c:
-                G[np.arange(I.size), np.arange(I.size)] = np.inf  # never the point itself
-            top.update(I, G, c)
-            if a != c:
-                top.update(J, G, a, transposed=True)
+    pool = ThreadPoolExecutor(2) if n_threads > 1 else None
+    try:
+        for a in range(0, n, bs):
+            I = np.arange(a, min(a + bs, n))
+            Q = Lf[I]
+            for c in range(a, n, bs):
+                J = np.arange(c, min(c + bs, n))
+                G = _gram(Q, Rf[J])
+                if a == c:
+                    G[np.arange(I.size), np.arange(I.size)] = np.inf  # never the point
+                    top.update(I, G, c)
+                elif pool is None:
+                    top.update(I, G, c)
+                    top.update(J, G, a, transposed=True)
+                else:
+                    cols = pool.submit(top.update, J, G, a, True)
+                    top.update(I, G, c)
+                    cols.result()
+    finally:
+        if pool is not None:
+            pool.shutdown()
     return top
 
 
@@ -227,7 +311,7 @@ def rank_candidates(D, cand, k):
 
 
 def _exact_neighbors(X, k, metric, n_jobs=None, *, block_bytes=None, margin=None,
-                     float32=True):
+                     float32=True, bound=None):
     """Exact k nearest other points by tiled BLAS products and filtered partial selection.
 
     The points are cut into square tiles of about ``block_bytes`` (default
@@ -246,41 +330,79 @@ def _exact_neighbors(X, k, metric, n_jobs=None, *, block_bytes=None, margin=None
     fail the test (ties or near-ties at the margin) are searched again in float64. The
     result is the float64 exact kNN up to the order of exactly tied distances.
 
-    Memory: a few tiles of ``block_bytes`` plus ``O(n (d + m))``. ``n_jobs`` is accepted
-    for the signature's sake: the BLAS threads (``OPENBLAS_NUM_THREADS``, ...) parallelize.
+    Euclidean points in many dimensions lying near a subspace (``bound=None``: when
+    :func:`projected_bound_points` finds one of at most a third of the dimensions holding
+    95% of the variance, from 4096 points; ``True``/``False`` force it) are first searched
+    on their projection ``Z`` (``p + 1`` dimensions): ``|z_x - z_y| <= |x - y|``, so the
+    same certificate with ``Z``'s keys as lower bounds proves a row's list exact once its
+    k-th exact distance among ``max(4 m, 64)`` candidates is at most the smallest bound left
+    out. Rows it leaves uncertified are searched again on ``Z`` with 4x the candidates, then
+    on the full float32 keys, then in float64, so the result is the same exact kNN.
+
+    Memory: a few tiles of ``block_bytes`` plus ``O(n (d + m))``. The selection, merging and
+    re-ranking run on ``n_jobs`` threads (default: as many as the BLAS uses).
     """
     n = X.shape[0]
     budget = EXACT_BLOCK_BYTES if block_bytes is None else int(block_bytes)
+    n_threads = _n_threads(n_jobs)
     Xe, sq = _prepare(X, metric)
     d = Xe.shape[1]
     m = min(n - 1, k + (max(k, 10) if margin is None else int(margin)))
     dist = np.empty((n, k))
     ind = np.empty((n, k), dtype=np.int64)
 
-    def finish(rows, top):
-        D = exact_candidate_distances(Xe[rows], sq[rows], Xe, sq, top.ind[rows], metric)
-        Dk, Ik = rank_candidates(D, top.ind[rows], k)
+    def finish_part(rows, cand):
+        D = exact_candidate_distances(Xe[rows], sq[rows], Xe, sq, cand, metric)
+        Dk, Ik = rank_candidates(D, cand, k)
         dist[rows] = np.sqrt(Dk) if metric == "euclidean" else Dk
         ind[rows] = Ik
         return Dk[:, -1] - (0.0 if metric == "euclidean" else 1.0)  # exact k-th key
 
+    def finish(rows, top):
+        step = -(-rows.size // n_threads) if rows.size >= 4096 else rows.size
+        parts = [(rows[lo:lo + step], top.ind[rows[lo:lo + step]])
+                 for lo in range(0, rows.size, max(step, 1))]
+        return np.concatenate([np.empty(0)] + _map(finish_part, parts, n_threads))
+
+    def search(F, sqF, mm, rows):
+        """Candidates of ``rows`` from float32 keys of the points ``F`` (float64, squared
+        norms ``sqF``); the rows whose selection is not certified."""
+        top_abs = float(np.abs(F).max())
+        s = 2.0 ** -np.ceil(np.log2(top_abs)) if top_abs > 0 else 1.0
+        F32 = (F * s).astype(np.float32)
+        sq32 = np.einsum("ij,ij->i", F32, F32, dtype=np.float64)
+        Lf, Rf = pair_keys(F32, sq32, metric)
+        del F32
+        top = (_topm_symmetric(Lf, Rf, mm, budget, n_threads) if rows.size == n
+               else _topm_rows(Lf, Rf, rows, mm, budget))
+        del Lf, Rf
+        kth = finish(rows, top) * (s * s)  # the float32 keys are in units scaled by s^2
+        norms = np.sqrt(sqF) * s
+        err = (F.shape[1] + 8) * _U32 * (norms[rows] + norms.max()) ** 2 + 1e-30
+        if F is not Xe:  # the projection's rounding (see projected_bound_points)
+            err += 4.0 * np.sqrt(d * 2.0 ** -52) * (norms[rows] + norms.max()) ** 2
+        return rows[~(kth <= top.t[rows] - err)]
+
     rows = np.arange(n)
     if float32 and not sp.issparse(Xe) and d > 0:
-        top_abs = float(np.abs(Xe).max())
-        s = 2.0 ** -np.ceil(np.log2(top_abs)) if top_abs > 0 else 1.0
-        X32 = (Xe * s).astype(np.float32)
-        sq32 = np.einsum("ij,ij->i", X32, X32, dtype=np.float64)
-        top = _topm_symmetric(*pair_keys(X32, sq32, metric), m, budget)
-        del X32
-        kth = finish(rows, top) * (s * s)  # the float32 keys are in units scaled by s^2
-        norms = np.sqrt(sq) * s
-        err = (d + 8) * _U32 * (norms + norms.max()) ** 2 + 1e-30
-        rows = np.flatnonzero(~(kth <= top.t - err))
+        use = (bound if bound is not None else
+               metric == "euclidean" and n >= _BOUND_MIN_POINTS)
+        Zmu = projected_bound_points(Xe) if use and metric == "euclidean" else None
+        if Zmu is not None:
+            Z = Zmu[0]
+            sqZ = np.einsum("ij,ij->i", Z, Z)
+            mb = min(n - 1, max(4 * m, 64))
+            rows = search(Z, sqZ, mb, rows)
+            if rows.size:
+                rows = search(Z, sqZ, min(n - 1, 4 * mb), rows)
+            del Z, Zmu
+        if rows.size:
+            rows = search(Xe, sq, m, rows)
         if not rows.size:
             return dist, ind
         top = _topm_rows(*pair_keys(Xe, sq, metric), rows, m, budget)
     else:
-        top = _topm_symmetric(*pair_keys(Xe, sq, metric), m, budget)
+        top = _topm_symmetric(*pair_keys(Xe, sq, metric), m, budget, n_threads)
     finish(rows, top)
     return dist, ind
 
@@ -474,12 +596,14 @@ def knn_graph(X, n_neighbors: int = 10, *, weights: str = "binary", sigma: float
         See :func:`symmetrize_graph`. ``"max"`` is the usual "OR" kNN graph.
     method : {"exact", "approx", "auto"}
         Exact (tiled BLAS products with a certified float32 selection re-ranked in
-        float64, see ``_exact_neighbors``; a dask array ``X`` is searched blockwise on the
+        float64, first on a projection bounding the distances from below when the points
+        lie near a subspace, see ``_exact_neighbors``; a dask array ``X`` is searched blockwise on the
         Dask workers, extra ``[dask]``) or NN-descent (pynndescent, extra ``[fast]``).
         ``auto`` is approximate above ``AUTO_APPROX_THRESHOLD`` points when pynndescent is
         installed (and ``X`` is in memory).
     n_jobs : int, optional
-        Parallel jobs of the approximate search (the exact one uses the BLAS threads).
+        Threads of the exact search's selection and re-ranking (default: as many as the
+        BLAS uses; its products use the BLAS threads), jobs of the approximate search.
     random_state : int, optional
         Seed of the approximate search.
 
