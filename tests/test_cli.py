@@ -279,7 +279,7 @@ def _option_strings(kind, name):
 #: commands still on options of their own (owned elsewhere): convert them with
 #: semisup.experiments._runner.add_common_options, then remove them from here (the strict
 #: xfail below fails as soon as one is converted, so that this list cannot go stale)
-NOT_YET_SHARED = {("bench", "scaling")}
+NOT_YET_SHARED = set()
 
 
 def _commands():

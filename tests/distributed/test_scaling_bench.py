@@ -33,3 +33,13 @@ def test_write_section_replaces_only_its_part(tmp_path):
     scaling.write_section(path, "a", ["second"])
     text = open(path).read()
     assert "second" in text and "first" not in text and "other" in text
+
+
+def test_quick_run_writes_under_out_with_the_shared_options(tmp_path, capsys):
+    from semisup import cli
+    out = tmp_path / "o"
+    cli.main(["bench", "scaling", "--quick", "--only", "growth", "--methods",
+              "ClusteredRegressor", "--max-n-graph", "2000", "--out", str(out), "-v"])
+    text = (out / "scaling.md").read_text()
+    assert "<!-- scaling:growth -->" in text and "| ClusteredRegressor |" in text
+    assert "[scaling] ClusteredRegressor n=2000" in capsys.readouterr().err

@@ -1,6 +1,7 @@
 """Scaling benchmarks: ``semisup bench scaling``.
 
-Three parts, selectable by flag (``--growth`` runs when none is given):
+Three parts, selected by ``--only`` (a comma list) or by their flags (``--growth`` runs
+when none is given):
 
 ``--knn-mnist``
     the exact 10-NN graph of MNIST (70 000 x 784) by :func:`semisup.graph.knn_search`
@@ -19,8 +20,11 @@ Three parts, selectable by flag (``--growth`` runs when none is given):
     as :class:`~semisup.distributed.DaskKernel` row blocks), against the in-memory path at
     ``--memory-n``: set-up and per-iteration times in the same run (extra ``[dask]``).
 
-Each part rewrites its own section of ``--output`` (default ``docs/benchmarks/scaling.md``)
-and keeps the rest of the file. Run figures you record under the exclusive CPU lock.
+Each part rewrites its own section of the record (``docs/benchmarks/scaling.md``; a
+``--quick`` run, with smaller sizes, writes under ``--out`` instead) and keeps the rest of
+the file; ``--plot`` draws the growth figure beside it (``scaling_growth.png``). One BLAS
+thread unless ``--blas-threads`` says otherwise (the records of 2026-11-24/25 ran with the
+BLAS's own two: ``--blas-threads 2``). Run figures you record under the exclusive CPU lock.
 """
 
 from __future__ import annotations
@@ -36,11 +40,18 @@ import time
 
 import numpy as np
 
-BENCH_OUT = os.path.join("docs", "benchmarks", "scaling.md")
+from .._progress import log
+from ._runner import (add_common_options, only_set, report_path, run_command,
+                      say_written)
+
+PARTS = ("knn_mnist", "growth", "cluster")
+#: --quick: the same parts at sizes that take a minute or two
+QUICK = dict(n_samples=10_000, max_n_graph=16_000, max_n_kernel=4_000, cluster_n=4_000,
+             max_seconds=10.0)
 
 
 # ------------------------------------------------------------------------------------------
-# Report helpers (self-contained: the shared experiment machinery is being refactored)
+# Report helpers
 
 def _machine() -> str:
     cpu = platform.processor() or platform.machine()
@@ -134,7 +145,7 @@ def run_knn_mnist(args) -> list[str]:
     t0 = time.perf_counter()
     dist, ind = knn_search(X, k, method="exact")
     t_ours = time.perf_counter() - t0
-    print(f"[scaling] semisup exact {k}-NN of {X.shape}: {t_ours:.1f} s", file=sys.stderr)
+    log(f"[scaling] semisup exact {k}-NN of {X.shape}: {t_ours:.1f} s", args.verbose)
     if n_ref < X.shape[0]:
         t0 = time.perf_counter()
         d_sub, i_sub = knn_search(X[:n_ref], k, method="exact")
@@ -144,8 +155,7 @@ def run_knn_mnist(args) -> list[str]:
     t0 = time.perf_counter()
     A = kneighbors_graph(X[:n_ref], k, mode="distance", include_self=False)
     t_ref = time.perf_counter() - t0
-    print(f"[scaling] scikit-learn kneighbors_graph on {n_ref}: {t_ref:.1f} s",
-          file=sys.stderr)
+    log(f"[scaling] scikit-learn kneighbors_graph on {n_ref}: {t_ref:.1f} s", args.verbose)
     A = A.tocsr()
     A.sort_indices()
     i_ref = A.indices.reshape(n_ref, k)
@@ -288,7 +298,7 @@ def run_growth(args) -> list[str]:
             r = _run_child(method, n, timeout=max(10 * args.max_seconds, 60))
             rows.append(r)
             msg = r.get("error") or f"{r['seconds']:.2f} s, peak {r['peak_mib']:.0f} MiB"
-            print(f"[scaling] {method} n={n}: {msg}", file=sys.stderr)
+            log(f"[scaling] {method} n={n}: {msg}", args.verbose)
             if "error" in r or r["seconds"] > args.max_seconds:
                 break
             n = int(round(n * args.factor))
@@ -321,8 +331,9 @@ def run_growth(args) -> list[str]:
         summary.append(f"| {method} | {expo:.2f} | {ok[-1]['n'] if ok else '-'} | {why} |")
     lines += summary + [""]
     if args.plot:
-        _plot_growth(results, args.plot)
-        lines += [f"Log-log plot: `{args.plot}`.", ""]
+        png = os.path.join(os.path.dirname(report_path(args, "scaling")), "scaling_growth.png")
+        _plot_growth(results, png)
+        lines += [f"Log-log plot: `{png}`.", ""]
     return lines
 
 
@@ -387,7 +398,7 @@ def run_cluster(args) -> list[str]:
     for name in args.cluster_methods:
         X, y = _growth_data(name, n_mem)
         mem = _fit_record(getattr(semisup, name)(**kw), X, y)
-        print(f"[scaling] {name} in memory n={n_mem}: {mem['total']:.1f} s", file=sys.stderr)
+        log(f"[scaling] {name} in memory n={n_mem}: {mem['total']:.1f} s", args.verbose)
         rows.append((name, f"in memory (one process), n = {n_mem}", mem))
     with LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,
                       memory_limit=args.worker_memory, host="127.0.0.1",
@@ -398,8 +409,7 @@ def run_cluster(args) -> list[str]:
             X, y = _growth_data(name, n)
             Xd = da.from_array(X, chunks=(4096, -1))
             dist = _fit_record(getattr(semisup, name)(**kw), Xd, y)
-            print(f"[scaling] {name} on the cluster n={n}: {dist['total']:.1f} s",
-                  file=sys.stderr)
+            log(f"[scaling] {name} on the cluster n={n}: {dist['total']:.1f} s", args.verbose)
             rows.append((name, f"{args.workers} Dask workers, n = {n}", dist))
     lines += ["| method | where | total fit (s) | set-up: graph + kernel (s) | PCG (s) | "
               "iterations | s / iteration |", "|---|---|---:|---:|---:|---:|---:|"]
@@ -425,13 +435,22 @@ def run_cluster(args) -> list[str]:
 # Command line
 
 def run_bench(args) -> int:
-    parts = [p for p in ("knn_mnist", "growth", "cluster") if getattr(args, p)] or ["growth"]
+    return run_command(args, _run_bench)
+
+
+def _run_bench(args) -> int:
+    parts = only_set(args, [p for p in PARTS if getattr(args, p)] or ["growth"])
+    if args.quick:
+        for name, value in QUICK.items():
+            if getattr(args, name) is None or getattr(args, name) > value:
+                setattr(args, name, value)
+    path = report_path(args, "scaling")
     run = dict(knn_mnist=run_knn_mnist, growth=run_growth, cluster=run_cluster)
     for part in parts:
         lines = run[part](args)
-        write_section(args.output, part, lines)
+        write_section(path, part, lines)
         print("\n".join(lines))
-    print(f"\nWritten to {args.output}", file=sys.stderr)
+    say_written(path)
     return 0
 
 
@@ -439,13 +458,13 @@ def add_bench_parser(subparsers) -> None:
     """Add ``semisup bench scaling``."""
     p = subparsers.add_parser(
         "scaling", help="time and memory against n; exact kNN of MNIST vs scikit-learn",
-        description="Scaling benchmarks: --knn-mnist (exact kNN graph of MNIST against "
-                    "scikit-learn), --growth (every estimator at growing n: time, peak "
-                    "memory, growth exponent; the default).")
-    p.add_argument("--knn-mnist", action="store_true", help="exact kNN of MNIST vs sklearn")
-    p.add_argument("--growth", action="store_true", help="time and memory against n")
-    p.add_argument("--cluster", action="store_true",
-                   help="LapRLS/LapSVM on a LocalCluster whose workers hold less than K")
+        description="Scaling benchmarks: knn_mnist (exact kNN graph of MNIST against "
+                    "scikit-learn), growth (every estimator at growing n: time, peak "
+                    "memory, growth exponent; the default), cluster (LapRLS/LapSVM on a "
+                    "LocalCluster whose workers hold less than the kernel).")
+    p.add_argument("--knn-mnist", action="store_true", help="same as --only knn_mnist")
+    p.add_argument("--growth", action="store_true", help="same as --only growth")
+    p.add_argument("--cluster", action="store_true", help="same as --only cluster")
     p.add_argument("--cluster-n", type=int, default=40_000)
     p.add_argument("--memory-n", type=int, default=None,
                    help="--cluster: n of the in-memory comparison (default --cluster-n)")
@@ -468,7 +487,10 @@ def add_bench_parser(subparsers) -> None:
     p.add_argument("--max-n-kernel", type=int, default=40_000)
     p.add_argument("--max-seconds", type=float, default=60.0,
                    help="--growth: stop a method after a fit longer than this")
-    p.add_argument("--plot", default=None, help="--growth: write a log-log plot here (png)")
-    p.add_argument("--data-home", default=None)
-    p.add_argument("--output", default=BENCH_OUT, help=f"result file (default {BENCH_OUT})")
+    add_common_options(p, "scaling", "bench", only=PARTS,
+                       only_help="which parts (default growth)",
+                       quick_help="smaller sizes (MNIST 10 000 points, n up to 16 000 / "
+                                  "4 000, cluster n 4 000), written under --out",
+                       unused=("--cache", "--reps", "--n-jobs", "--resume",
+                               "--assemble-only"))
     p.set_defaults(func=run_bench)
