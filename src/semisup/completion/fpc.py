@@ -35,15 +35,14 @@ accelerated one needs about the square root of that.
 
 from __future__ import annotations
 
-import contextlib
 from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.sparse as sp
 from scipy.special import expit
-from threadpoolctl import threadpool_limits
 
 from .._optional import available, require
+from .._threads import one_blas_thread_when
 from .._validation import warn_convergence
 from ..linalg.lowrank import (GRAM_MIN_REL_TAU, RANDOMIZED_MIN_DIM, ShrinkResult, shrink,
                               shrink_lowrank_plus_sparse, svd_thin)
@@ -327,6 +326,13 @@ def _rank(svals) -> int:
     return int((svals > 1e-10 * max(svals[0], 1e-300)).sum()) if svals.size else 0
 
 
+def _small(X, MX, Y=None, MY=None, **kwargs):
+    """Fewer than :data:`ONE_THREAD_MAX_ENTRIES` entries in the stacked matrix."""
+    rows = np.shape(X)[0] + (0 if Y is None else np.shape(Y)[0]) + 1
+    return rows * np.shape(X)[1] < ONE_THREAD_MAX_ENTRIES
+
+
+@one_blas_thread_when(_small)
 def fpc_path(X, MX, Y=None, MY=None, *, variant: str = "mcb", lam: float = 1.0,
              mus=None, mu_final: float = 1e-5, eta: float = 0.25, tol: float = 1e-5,
              c: float = 3.8, max_inner: int = 10_000, svd: str = "auto",
@@ -413,21 +419,10 @@ def fpc_path(X, MX, Y=None, MY=None, *, variant: str = "mcb", lam: float = 1.0,
 
     Problems of fewer than :data:`ONE_THREAD_MAX_ENTRIES` stacked entries run with one BLAS
     thread: their per-iteration products are too small to share, and numpy's and SciPy's
-    two OpenBLAS pools take turns spinning on the two cores.
+    two OpenBLAS pools take turns spinning on the two cores. With two threads a default
+    ``MatrixCompletionTransducer`` fit on 2 400 x 300 took 59 s, first and second fit in
+    one process alike, against 20 s with one (2026-11-25).
     """
-    d = np.shape(X)[0]
-    m = d + (0 if Y is None else np.shape(Y)[0]) + 1
-    small = m * np.shape(X)[1] < ONE_THREAD_MAX_ENTRIES
-    with (threadpool_limits(1, user_api="blas") if small else contextlib.nullcontext()):
-        return _fpc_path(X, MX, Y, MY, variant=variant, lam=lam, mus=mus,
-                         mu_final=mu_final, eta=eta, tol=tol, c=c, max_inner=max_inner,
-                         svd=svd, store_path=store_path, callback=callback,
-                         random_state=random_state, warn=warn, backend=backend,
-                         solver=solver, verbose=verbose)
-
-
-def _fpc_path(X, MX, Y, MY, *, variant, lam, mus, mu_final, eta, tol, c, max_inner, svd,
-              store_path, callback, random_state, warn, backend, solver, verbose):
     prob = _Problem(np.asarray(X, dtype=float), MX, None if Y is None else
                     np.asarray(Y, dtype=float), MY, lam, variant)
     if prob.variant not in ("mcb", "mc1", "x"):

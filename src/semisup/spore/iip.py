@@ -28,9 +28,17 @@ import scipy.sparse.linalg as spla
 from sklearn.utils import check_random_state
 
 from .._progress import log
+from .._threads import one_blas_thread_when
 from ..linalg.psd import (LANCZOS_MIN_N, min_eigenvalue, nsd_part, psd_part, symmetrize,
                           top_eigpair)
 from .svm_dual import svm_dual, svm_scores
+
+#: graphs of at most this many vertices are solved with one BLAS thread (the eigensolvers'
+#: tridiagonal reductions are memory-bound): on 2 cores a 2 000-node Table 2 fit took
+#: 20.6 s with one thread and 27.1 s with two, a 1 000-node 5 x 20 fit 3.6 s and 9.1 s,
+#: breast cancer's 569-node default fit 1.7 s and 3.8 s (docs/benchmarks/spore.md,
+#: defaults.md); larger graphs keep the BLAS's own threads (not measured here)
+ONE_THREAD_MAX_N = 2000
 
 __all__ = ["IIPResult", "lanczos_start", "edge_mask", "project_affine", "infeasibility",
            "fista_prox", "approx_projection", "default_K0", "step_length", "default_n_inner",
@@ -224,6 +232,7 @@ class IIPResult:
     seconds: float = 0.0
 
 
+@one_blas_thread_when(lambda A, *args, **kwargs: np.shape(A)[0] <= ONE_THREAD_MAX_N)
 def iip_spore(A, y, labeled, C: float, beta: float, n_outer: int = 5, n_inner=None,
               step=None, K0=None, dtype=np.float64, keep_path: bool = False,
               verbose: bool = False, random_state=None) -> IIPResult:
@@ -257,6 +266,9 @@ def iip_spore(A, y, labeled, C: float, beta: float, n_outer: int = 5, n_inner=No
     random_state : None, int or RandomState
         Seed of the Lanczos start vectors (``n >= 400``: the default ``K0`` and the top
         eigenpair of the start); None keeps ARPACK's own random start.
+
+    Graphs of at most :data:`ONE_THREAD_MAX_N` vertices are solved with one BLAS thread
+    (measured faster on two cores); the caller's limits are restored on return.
 
     Returns
     -------

@@ -21,10 +21,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .._progress import log
+from .._threads import one_blas_thread_when
 from ..linalg.psd import psd_part, top_eigpair
 from ..linalg.simplex import project_simplex_rows
-from .iip import (approx_projection, default_K0, default_n_inner, edge_mask, infeasibility,
-                  lanczos_start, step_length)
+from .iip import (ONE_THREAD_MAX_N, approx_projection, default_K0, default_n_inner,
+                  edge_mask, infeasibility, lanczos_start, step_length)
 from .svm_dual import svm_dual, svm_scores
 
 __all__ = ["MKLResult", "mkl_objective", "mkl_spore"]
@@ -62,6 +63,7 @@ class MKLResult:
     n_iter: int = 0
 
 
+@one_blas_thread_when(lambda As, *args, **kwargs: np.shape(As[0])[0] <= ONE_THREAD_MAX_N)
 def mkl_spore(As, y, labeled, C: float, beta: float, n_outer: int = 5, n_inner=None,
               step=None, step_eta=None, K0s=None, dtype=np.float64, keep_path: bool = False,
               verbose: bool = False, random_state=None) -> MKLResult:
@@ -77,6 +79,9 @@ def mkl_spore(As, y, labeled, C: float, beta: float, n_outer: int = 5, n_inner=N
         Step on eta; default ``1 / sqrt(T)``.
     K0s : list of M arrays, optional
         Starts; default :func:`semisup.spore.iip.default_K0` per graph. eta starts at 1/M.
+
+    Graphs of at most :data:`semisup.spore.iip.ONE_THREAD_MAX_N` vertices are solved with
+    one BLAS thread, as in :func:`semisup.spore.iip.iip_spore`.
 
     Returns
     -------

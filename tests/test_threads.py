@@ -1,0 +1,70 @@
+"""One BLAS thread for solvers of small problems: held inside, lifted after."""
+
+import numpy as np
+import pytest
+from threadpoolctl import threadpool_info, threadpool_limits
+
+from semisup._threads import one_blas_thread_when
+
+
+def blas_threads():
+    return {i["filepath"]: i["num_threads"] for i in threadpool_info()
+            if i["user_api"] == "blas"}
+
+
+@pytest.mark.parametrize("small", [True, False])
+def test_decorator_limits_inside_only_when_small(small):
+    @one_blas_thread_when(lambda n: small)
+    def inside(n):
+        return blas_threads()
+
+    with threadpool_limits(2, user_api="blas"):
+        before = blas_threads()
+        seen = inside(3)
+        after = blas_threads()
+    assert 2 in before.values()  # else the test could not fail
+    assert set(seen.values()) == ({1} if small else set(before.values()))
+    assert after == before
+
+
+def _spore_problem(n=40):
+    from semisup.graph import knn_graph
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(n, 2)) + 3.0 * (np.arange(n) % 2)[:, None]
+    y = np.where(np.arange(n) % 2, 1.0, -1.0)
+    return knn_graph(X, 5), y, np.arange(6)
+
+
+@pytest.mark.parametrize("solver", ["iip", "mkl"])
+def test_spore_solvers_run_small_graphs_with_one_blas_thread(monkeypatch, solver):
+    import semisup.spore.iip as iip
+    import semisup.spore.mkl as mkl
+    mod = iip if solver == "iip" else mkl
+    seen = []
+    real = mod.svm_dual
+
+    def spy(*args, **kwargs):
+        seen.append(blas_threads())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(mod, "svm_dual", spy)
+    A, y, labeled = _spore_problem()
+
+    def run():
+        seen.clear()
+        if solver == "iip":
+            iip.iip_spore(A, y, labeled, C=1.0, beta=0.1, n_outer=2)
+        else:
+            mkl.mkl_spore([A, A], y, labeled, C=1.0, beta=0.1, n_outer=2)
+
+    with threadpool_limits(2, user_api="blas"):
+        before = blas_threads()
+        run()
+        after = blas_threads()
+        assert 2 in before.values()
+        assert seen and all(set(s.values()) == {1} for s in seen)
+        assert after == before
+        # above the size, the caller's threads
+        monkeypatch.setattr(mod, "ONE_THREAD_MAX_N", 10)
+        run()
+        assert seen and all(s == before for s in seen)
