@@ -5,37 +5,11 @@ import numpy as np
 import pytest
 
 from semisup.completion import MatrixCompletionTransducer
-from semisup.completion.fpc import (accelerated_step_scale, fpc_path, smooth_part,
-                                    step_sizes)
+from semisup.completion.fpc import accelerated_step_scale, fpc_path, step_sizes
 from semisup.datasets.completion_synthetic import make_completion_problem
-from semisup.linalg.lowrank import shrink
 
-# the spec's tiny instance (matrix_completion.md §12), as in test_completion_fpc.py
-X = np.array([[0.5, -1.2, 0.3, 2.0, -0.7, 1.1],
-              [1.5, 0.4, -0.9, 0.8, 0.2, -1.3],
-              [-0.6, 0.9, 1.4, -0.2, 0.5, 0.7]])
-Y = np.array([[1, -1, 1, 1, -1, 1],
-              [-1, -1, 1, -1, 1, 1]], dtype=float)
-MX = np.array([[1, 1, 0, 1, 0, 1], [0, 1, 1, 1, 1, 0], [1, 0, 1, 0, 1, 1]], dtype=bool)
-MY = np.array([[1, 0, 1, 0, 1, 0], [0, 1, 1, 1, 0, 0]], dtype=bool)
+from completion_oracles import MX, MY, X, Y, cvxpy_mcb, mc1_step_change  # the spec's instance
 
-
-def _cvxpy_mcb(Xr, MXr, Yr, MYr, lam, mu):
-    """MC-b optimum by an independent conic solver (as test_completion_fpc.py)."""
-    cp = pytest.importorskip("cvxpy")
-    t, n = Yr.shape
-    d = Xr.shape[0]
-    Z = cp.Variable((t + d, n))
-    b = cp.Variable(t)
-    iy, jy = np.nonzero(MYr)
-    ix, jx = np.nonzero(MXr)
-    margins = cp.multiply(Yr[iy, jy], (Z[:t] + cp.reshape(b, (t, 1), order="F")
-                                       @ np.ones((1, n)))[iy, jy])
-    obj = (mu * cp.normNuc(Z) + lam / iy.size * cp.sum(cp.logistic(-margins))
-           + 0.5 / ix.size * cp.sum_squares(Z[t:][ix, jx] - Xr[ix, jx]))
-    prob = cp.Problem(cp.Minimize(obj))
-    prob.solve(solver=cp.CLARABEL)
-    return prob.value, Z.value, b.value
 
 
 @pytest.mark.parametrize("svd", ["auto", "exact"])     # compiled stage / general loop
@@ -54,7 +28,7 @@ def test_apg_reaches_the_mcb_optimum_of_cvxpy(svd, lam):
     assert (scale < 1) == (lam > 1)
     r = fpc_path(Xr, MXr, Yr, MYr, variant="mcb", lam=lam, mus=[mu], tol=1e-14,
                  max_inner=200_000, svd=svd, solver="apg", warn=False)
-    value, Zc, bc = _cvxpy_mcb(Xr, MXr, Yr, MYr, lam, mu)
+    value, Zc, bc = cvxpy_mcb(Xr, MXr, Yr, MYr, lam, mu)
     assert r.objective[-1] == pytest.approx(value, rel=1e-6)
     assert r.objective[-1] >= value - 1e-7
     assert r.tau_Z == pytest.approx(scale * tau_Z)
@@ -77,11 +51,7 @@ def test_apg_and_fpc_reach_the_same_mc1_fixed_point(lam, mu, svd):
     assert g.objective[-1] == pytest.approx(a.objective[-1], abs=1e-9)
     np.testing.assert_array_equal(g.Z[-1], 1.0)
     # and it is a fixed point of the paper's step
-    tau_Z, _ = step_sizes(MY.sum(), MX.sum(), lam, 6)
-    _, G, _ = smooth_part(g.Z, None, X, MX, Y, MY, lam)
-    Z2 = shrink(g.Z - tau_Z * G, tau_Z * mu, method="exact").Z
-    Z2[-1] = 1.0
-    assert np.abs(Z2 - g.Z).max() < 1e-9
+    assert mc1_step_change(g.Z, X, MX, Y, MY, lam, mu) < 1e-9
 
 
 def test_apg_takes_fewer_iterations_on_an_ill_conditioned_problem():
