@@ -146,6 +146,7 @@ def _report(rows, args):
              f"{platform.python_version()}; load average at the end "
              f"{load[0]:.2f} / {load[1]:.2f} / {load[2]:.2f}; peak RSS "
              f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB.", "",
+             "## The fits", "",
              "Each estimator at its defaults (no parameter set), 10 labels per class (per "
              "task for the multi-label problem) and the accuracy on the hidden labels; the "
              "clustered classifier (supervised) on a 70/30 split. Seconds are the wall time "
