@@ -150,6 +150,11 @@ def impute_fpc(X, M, *, mu="cv", mu_final=1e-5, eta=0.25, n_folds=5, random_stat
     return np.where(M, X, path.Z.T), {"mu": float(grid[j]), "grid": grid, "cv_errors": errs}
 
 
+#: liblinear's coordinate order is drawn from this seed (unset, it came from numpy's global
+#: RNG, and fits stopped at max_iter differed from run to run)
+LIBLINEAR_SEED = 0
+
+
 def _fit_svm(F, y, Cs, n_folds, rng):
     classes, counts = np.unique(y, return_counts=True)
     if classes.size == 0:
@@ -162,12 +167,14 @@ def _fit_svm(F, y, Cs, n_folds, rng):
         acc = np.zeros(len(Cs))
         for tr, va in skf.split(F, y):
             for q, C in enumerate(Cs):
-                clf = LinearSVC(C=C, loss="hinge", max_iter=1000).fit(F[tr], y[tr])
+                clf = LinearSVC(C=C, loss="hinge", max_iter=1000,
+                                random_state=LIBLINEAR_SEED).fit(F[tr], y[tr])
                 acc[q] += (clf.predict(F[va]) == y[va]).sum()
         C = Cs[int(np.argmax(acc))]
     else:
         C = 1.0
-    return LinearSVC(C=C, loss="hinge", max_iter=1000).fit(F, y), None
+    return LinearSVC(C=C, loss="hinge", max_iter=1000,
+                     random_state=LIBLINEAR_SEED).fit(F, y), None
 
 
 def svm_per_task(F, Y, MY, *, Cs=C_GRID, n_folds=5, random_state=None):
