@@ -41,6 +41,7 @@ import time
 import numpy as np
 
 from .._progress import log
+from ._report import load_average
 from ._runner import (add_common_options, only_set, report_path, run_command,
                       say_written)
 
@@ -73,24 +74,17 @@ def _machine() -> str:
             f"numpy {np.__version__}, OPENBLAS_NUM_THREADS={threads}")
 
 
-def _load() -> str:
-    try:
-        return " / ".join(f"{v:.2f}" for v in os.getloadavg())
-    except OSError:
-        return "n/a"
-
-
 def _command() -> str:
     return ("semisup " + " ".join(sys.argv[1:])) if sys.argv[1:2] == ["bench"] else \
         "semisup bench scaling"
 
 
-def _header(title: str, data: str) -> list[str]:
+def _header(title: str, data: str, args) -> list[str]:
     return [f"## {title}", "",
             f"- command: `{_command()}`",
             f"- date: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M UTC}",
-            f"- machine: {_machine()}",
-            f"- load average at start (1/5/15 min): {_load()}",
+            f"- machine: {_machine()}, BLAS threads {args.blas_threads}",
+            f"- load average at start (1/5/15 min): {load_average(' / ')}",
             f"- data: {data}", ""]
 
 
@@ -141,7 +135,7 @@ def run_knn_mnist(args) -> list[str]:
     k = args.n_neighbors
     n_ref = min(args.sklearn_n or X.shape[0], X.shape[0])
     lines = _header("Exact kNN graph of MNIST: semisup vs scikit-learn",
-                    f"MNIST {X.shape[0]} x {X.shape[1]} float32 in [0, 1], k = {k}")
+                    f"MNIST {X.shape[0]} x {X.shape[1]} float32 in [0, 1], k = {k}", args)
     t0 = time.perf_counter()
     dist, ind = knn_search(X, k, method="exact")
     t_ours = time.perf_counter() - t0
@@ -288,7 +282,7 @@ def run_growth(args) -> list[str]:
         raise SystemExit(f"--methods: unknown {unknown}; choose from {list(GROWTH_METHODS)}")
     lines = _header("Time and peak memory against n",
                     "two Gaussian classes in 10-D, 10 labels per class; each fit in a fresh "
-                    f"subprocess; a method stops after a fit over {args.max_seconds:g} s")
+                    f"subprocess; a method stops after a fit over {args.max_seconds:g} s", args)
     results = {}
     for method in methods:
         family = GROWTH_METHODS[method][0]
@@ -387,7 +381,7 @@ def run_cluster(args) -> list[str]:
     lines = _header("LapRLS / LapSVM beyond one worker's memory",
                     f"two Gaussian classes in 10-D, 10 labels per class; n = {n} on the "
                     f"cluster (a {dtype.name} kernel of {kernel_gb:.1f} GB), n = {n_mem} "
-                    "in one process")
+                    "in one process", args)
     lines += [f"- cluster: LocalCluster({args.workers} worker processes, 1 thread each, "
               f"memory_limit={args.worker_memory}) on this machine",
               f"- estimators: gamma_A={args.gamma_A:g}, gamma_I={args.gamma_I:g}, "

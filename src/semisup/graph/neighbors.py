@@ -8,8 +8,10 @@ from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
+from joblib import effective_n_jobs
 from sklearn.preprocessing import normalize
 from sklearn.utils._param_validation import Interval, StrOptions, validate_params
+from threadpoolctl import threadpool_info
 
 from .._optional import available, require
 from .._validation import check_finite
@@ -45,14 +47,11 @@ _BOUND_SAMPLE = 16384
 
 
 def _n_threads(n_jobs=None):
-    """Threads for the selection and re-ranking: ``n_jobs``, else the BLAS pool's size."""
+    """Threads for the selection and re-ranking: ``n_jobs`` (joblib's meaning), else the
+    BLAS pool's size."""
     if n_jobs is not None:
-        return max(1, os.cpu_count() or 1) if n_jobs < 0 else max(1, int(n_jobs))
-    try:
-        from threadpoolctl import threadpool_info
-        blas = [i["num_threads"] for i in threadpool_info() if i.get("user_api") == "blas"]
-    except Exception:  # pragma: no cover - threadpoolctl is a dependency
-        blas = []
+        return max(1, effective_n_jobs(n_jobs))
+    blas = [i["num_threads"] for i in threadpool_info() if i.get("user_api") == "blas"]
     return max(1, min(max(blas, default=1), os.cpu_count() or 1))
 
 
@@ -597,8 +596,9 @@ def knn_graph(X, n_neighbors: int = 10, *, weights: str = "binary", sigma: float
     method : {"exact", "approx", "auto"}
         Exact (tiled BLAS products with a certified float32 selection re-ranked in
         float64, first on a projection bounding the distances from below when the points
-        lie near a subspace, see ``_exact_neighbors``; a dask array ``X`` is searched blockwise on the
-        Dask workers, extra ``[dask]``) or NN-descent (pynndescent, extra ``[fast]``).
+        lie near a subspace, see ``_exact_neighbors``; a dask array ``X`` is searched
+        blockwise on the Dask workers, extra ``[dask]``) or NN-descent (pynndescent,
+        extra ``[fast]``).
         ``auto`` is approximate above ``AUTO_APPROX_THRESHOLD`` points when pynndescent is
         installed (and ``X`` is in memory).
     n_jobs : int, optional
