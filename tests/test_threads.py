@@ -68,3 +68,23 @@ def test_spore_solvers_run_small_graphs_with_one_blas_thread(monkeypatch, solver
         monkeypatch.setattr(mod, "ONE_THREAD_MAX_N", 10)
         run()
         assert seen and all(s == before for s in seen)
+
+
+def test_fpc_path_runs_small_problems_with_one_blas_thread():
+    # two OpenBLAS pools (numpy's, SciPy's) spinning on two cores made a default MC fit
+    # 3x slower with two threads; the limit must hold inside the iteration, and be lifted after
+    from semisup.completion.fpc import fpc_path
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((8, 40))
+    Y = np.sign(rng.standard_normal((2, 40)))
+    args = (X, np.ones(X.shape, bool), Y, rng.random(Y.shape) < 0.5)
+    fpc_path(*args, variant="mc1", mu_final=1e-2)  # loads every BLAS the iteration uses
+    seen = []
+    with threadpool_limits(2, user_api="blas"):
+        before = blas_threads()
+        fpc_path(*args, variant="mc1", mu_final=1e-2,
+                 callback=lambda *a, **k: seen.append(blas_threads()))
+        after = blas_threads()
+    assert 2 in before.values()  # else the test could not fail
+    assert seen and all(set(s.values()) == {1} for s in seen)
+    assert after == before

@@ -150,28 +150,3 @@ def test_verbose_reports_cv_folds_and_refit_stages(problem, capfd):
     MatrixCompletionTransducer(mu="cv", mu_final=1e-2, n_folds=2, random_state=0,
                                verbose=0).fit(Xi, Yi)
     assert capfd.readouterr().err == ""
-
-
-def test_small_problems_run_with_one_blas_thread():
-    # two OpenBLAS pools (numpy's, SciPy's) spinning on two cores made a default MC fit
-    # 4x slower with two threads; the limit must hold inside the iteration, and be lifted after
-    from threadpoolctl import threadpool_info, threadpool_limits
-
-    def blas_threads():
-        return {i["filepath"]: i["num_threads"] for i in threadpool_info()
-                if i["user_api"] == "blas"}
-
-    rng = np.random.default_rng(0)
-    X = rng.standard_normal((8, 40))
-    Y = np.sign(rng.standard_normal((2, 40)))
-    args = (X, np.ones(X.shape, bool), Y, rng.random(Y.shape) < 0.5)
-    fpc_path(*args, variant="mc1", mu_final=1e-2)  # loads every BLAS the iteration uses
-    seen = []
-    with threadpool_limits(2, user_api="blas"):
-        before = blas_threads()
-        fpc_path(*args, variant="mc1", mu_final=1e-2,
-                 callback=lambda *a, **k: seen.append(blas_threads()))
-        after = blas_threads()
-    assert 2 in before.values()  # else the test could not fail
-    assert seen and all(set(s.values()) == {1} for s in seen)
-    assert after == before
