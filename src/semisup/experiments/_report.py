@@ -7,10 +7,38 @@ import platform
 import sys
 
 
+def _cpu() -> str:
+    try:
+        with open("/proc/cpuinfo") as fh:
+            for line in fh:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def numerical_stack() -> str:
+    """numpy, scipy and the BLAS libraries loaded (version and kernel architecture).
+
+    Records state it because results move with it: the same code on the same draws gave
+    SPORE's graph-kernel baselines one vertex apart under two installs (docs/results/spore.md).
+    """
+    import numpy
+    import scipy
+    from threadpoolctl import threadpool_info
+
+    blas = sorted({f"{i.get('internal_api', '?')} {i.get('version', '?')}"
+                   + (f" ({i['architecture']})" if i.get("architecture") else "")
+                   for i in threadpool_info() if i.get("user_api") == "blas"})
+    return (f"numpy {numpy.__version__}, scipy {scipy.__version__}"
+            + (f", {' / '.join(blas)}" if blas else ""))
+
+
 def machine() -> str:
-    """Platform, Python version and core count, for benchmark records."""
-    return (f"{platform.platform()}, Python {platform.python_version()}, "
-            f"{os.cpu_count()} cores")
+    """Platform, CPU, core count, Python and the numerical stack, for records."""
+    return (f"{platform.platform()}, {_cpu()}, {os.cpu_count()} cores, "
+            f"Python {platform.python_version()}, {numerical_stack()}")
 
 
 def load_average(sep: str = "/") -> str:

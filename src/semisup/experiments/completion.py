@@ -28,7 +28,6 @@ from __future__ import annotations
 import datetime
 import json
 import os
-import platform
 import subprocess
 import sys
 import time
@@ -427,8 +426,7 @@ def _write_results(results, args, elapsed, path):
         f"Command: `semisup reproduce completion{' --quick' if args.quick else ''}"
         f"{' --only ' + ','.join(args.only) if args.only else ''}` "
         f"({datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC, "
-        f"{elapsed / 60:.0f} min, {platform.platform()}, {os.cpu_count()} cores, "
-        f"load average {'/'.join(f'{v:.1f}' for v in os.getloadavg())})"
+        f"{elapsed / 60:.0f} min, {_machine()}, load average {_load()})"
         + (". Tables assembled (`--assemble-only`) from the trials cached in "
            f"`{_cache_dir(args, 'trials')}`." if getattr(args, "assemble_only", False)
            else "."),

@@ -14,7 +14,6 @@ are marked "not applicable" rather than silently skipped.
 from __future__ import annotations
 
 import os
-import platform
 import resource
 import time
 import warnings
@@ -22,6 +21,7 @@ import warnings
 import numpy as np
 
 from .._progress import log
+from ._report import machine
 from ._runner import (add_common_options, blas_limit, is_full_run, only_set, report_path,
                       run_command, write_report)
 
@@ -142,8 +142,7 @@ def _report(rows, args):
     load = os.getloadavg()
     lines = ["# Default fits of every estimator (`semisup bench defaults`)", "",
              f"Command: `semisup bench defaults{' --quick' if args.quick else ''}`; machine: "
-             f"{os.cpu_count()} cores, {platform.processor() or platform.machine()}, Python "
-             f"{platform.python_version()}; load average at the end "
+             f"{machine()}; load average at the end "
              f"{load[0]:.2f} / {load[1]:.2f} / {load[2]:.2f}; peak RSS "
              f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB.", "",
              "## The fits", "",

@@ -32,7 +32,6 @@ from __future__ import annotations
 import argparse
 import datetime
 import os
-import platform
 import time
 import tracemalloc
 
@@ -46,6 +45,7 @@ from ..lapsvm import (LapRLS, LapSVM, dual_lapsvm, laplacian_operator, newton, p
 from ..lapsvm.stopping import make_rule
 from ._checkpoint import TrialCache
 from ._runner import Unit, add_common_options, cache_dir as _cache_dir, only_set, out_dir
+from ._report import load_average, machine
 from ._runner import report_path, run_command, run_units, write_report
 
 RULES = ("stability", "validation", "mixed")
@@ -619,8 +619,7 @@ def write_results(all_res, args, path):
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     L = ["# LapSVM in the primal (Melacci & Belkin 2011): reproduced tables", "",
          f"Command: `semisup reproduce lapsvm {' '.join(args.argv)}` — {now}, "
-         f"{platform.platform()}, {os.cpu_count()} cores, load average "
-         f"{', '.join(f'{v:.2f}' for v in os.getloadavg())}; BLAS threads "
+         f"{_machine()}; BLAS threads "
          f"{args.blas_threads}; COIL scaling {args.coil_scaling}.", "",
          "Protocol: the paper's (§6.2, spec §10): stratified 4-fold CV x 3 repetitions = 12 "
          "splits (fixed train/test for MNIST3VS8), |L|, |V| of Table 2, U = the rest of the "
@@ -889,9 +888,7 @@ def figure_error_vs_iterations(name, cfg, S, out, max_iter=200, max_direct_n=500
 
 # -- benchmark -------------------------------------------------------------------------------
 def _machine():
-    return (f"{platform.platform()}, {platform.processor() or platform.machine()}, "
-            f"{os.cpu_count()} cores, load average "
-            f"{', '.join(f'{v:.2f}' for v in os.getloadavg())}")
+    return f"{machine()}, load average {load_average(', ')}"
 
 
 def _peak_memory(fn):

@@ -32,7 +32,6 @@ from __future__ import annotations
 import datetime
 import json
 import os
-import platform
 import re
 import subprocess
 import sys
@@ -41,7 +40,7 @@ import time
 import numpy as np
 
 from .._progress import log
-from ._report import load_average
+from ._report import load_average, machine
 from ._runner import (add_common_options, only_set, report_path, run_command,
                       say_written)
 
@@ -55,13 +54,6 @@ QUICK = dict(n_samples=10_000, max_n_graph=16_000, max_n_kernel=4_000, cluster_n
 # Report helpers
 
 def _machine() -> str:
-    cpu = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo") as fh:
-            names = [ln.split(":", 1)[1].strip() for ln in fh if ln.startswith("model name")]
-        cpu = names[0] if names else cpu
-    except OSError:
-        pass
     mem = ""
     try:
         with open("/proc/meminfo") as fh:
@@ -70,8 +62,7 @@ def _machine() -> str:
     except (OSError, ValueError, IndexError):
         pass
     threads = os.environ.get("OPENBLAS_NUM_THREADS", "unset")
-    return (f"{cpu}, {os.cpu_count()} cores{mem}, Python {platform.python_version()}, "
-            f"numpy {np.__version__}, OPENBLAS_NUM_THREADS={threads}")
+    return f"{machine()}{mem}, OPENBLAS_NUM_THREADS={threads}"
 
 
 def _command() -> str:
