@@ -652,6 +652,8 @@ def cmd_reproduce(args) -> int:
 TABLES = ("1", "2", "4", "path")
 #: hand-written sections of docs/results/spore.md, kept when the report is rewritten
 KEPT = ("## What we find, plainly",
+        "## SPORE at its defaults (2026-11-24, issue #17)",
+        "## Through the public estimators (2026-11-25, issue #17)",
         "## Spec deviation: the MNIST graphs (cosine distance < 0.4, not similarity > 0.4)",
         "## Performance (docs/benchmarks/spore.md)",
         "## MNIST with the spec's reading (cosine similarity > 0.4)",
@@ -689,7 +691,7 @@ def _reproduce(args) -> int:
              f"{' --assemble-only' if assemble else ''}` (seed {args.seed}, "
              f"{args.blas_threads} BLAS thread(s)); "
              f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC; "
-             f"load average {'/'.join(f'{v:.2f}' for v in os.getloadavg())}.", "",
+             f"load average {_load()}; {_machine()}.", "",
              f"Config: {json.dumps({k: v for k, v in cfg.items()})}", "",
              f"Draws cached one JSON file each in `{cache_dir}` (protocol {_mode(args.quick)}); "
              "each draw's generator is derived from (seed, table, data set, draw index) "
