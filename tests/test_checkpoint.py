@@ -1,6 +1,7 @@
-"""Resumable experiment runs (semisup.experiments._checkpoint)."""
+"""Resumable experiment runs (semisup.experiments._checkpoint) and their records."""
 
 import math
+import os
 
 import numpy as np
 import pytest
@@ -51,3 +52,16 @@ def test_cache_run_returns_stored_value(tmp_path):
     cache = TrialCache(str(tmp_path))
     assert cache.run("a", lambda: (1, 2)) == [1, 2]
     assert cache.run("a", lambda: pytest.fail("recomputed")) == [1, 2]
+
+
+def test_records_state_the_numerical_stack():
+    # results move with the install (docs/results/spore.md), so every report header names it
+    import numpy
+    import scipy
+    import scipy.linalg  # noqa: F401  (loads scipy's BLAS)
+
+    from semisup.experiments._report import machine
+
+    line = machine()
+    assert f"numpy {numpy.__version__}" in line and f"scipy {scipy.__version__}" in line
+    assert "blas" in line.lower() and f"{os.cpu_count()} cores" in line
