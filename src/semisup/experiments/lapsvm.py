@@ -44,8 +44,8 @@ from ..lapsvm import (LapRLS, LapSVM, dual_lapsvm, laplacian_operator, newton, p
                       rlsc_fit, svm_fit)
 from ..lapsvm.stopping import make_rule
 from ._checkpoint import TrialCache
-from ._runner import Unit, add_common_options, cache_dir as _cache_dir, only_set, out_dir
 from ._report import load_average, machine
+from ._runner import Unit, add_common_options, cache_dir as _cache_dir, only_set, out_dir
 from ._runner import report_path, run_command, run_units, write_report
 
 RULES = ("stability", "validation", "mixed")
