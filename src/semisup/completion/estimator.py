@@ -176,7 +176,7 @@ class MatrixCompletionTransducer(TransductiveMixin, TransformerMixin, Classifier
         Label-loss weight ``lambda``; "cv" searches ``lam_grid``.
     mu : float or "cv", default="cv"
         Nuclear-norm weight; "cv" searches the continuation path down to ``mu_final``,
-        each fold stopping once its held-out error has not improved for
+        each fold stopping once its held-out error has been worse than its best for
         :data:`~semisup.completion.model_selection.CV_PATIENCE` successive values.
     lam_grid : sequence of float, default=(1e-3, 1e-2, 1e-1, 1)
     mu_final : float, default=1e-5
