@@ -15,7 +15,7 @@ MIN_PINS := $(shell sed -n 's/^ *"\(numpy\|scipy\|scikit-learn\|joblib\|threadpo
 # also proves that every test needing one of them skips cleanly without it.
 MIN_TEST_TOOLS := pytest pytest-timeout hypothesis
 
-.PHONY: demo test test-min venv venv-min print-min-pins clean
+.PHONY: demo test test-min venv venv-min print-min-pins clean wheel-check
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -57,7 +57,27 @@ print-min-pins:
 	@echo $(MIN_PINS)
 
 clean:
-	rm -rf $(VENV) $(VENV_MIN) build src/*.egg-info .pytest_cache
+	rm -rf $(VENV) $(VENV_MIN) $(VENV_WHEEL) build dist src/*.egg-info .pytest_cache
+
+# The package as a user gets it: the sdist and the wheel built from the tree (PEP 517, in an
+# isolated build environment), the wheel installed (not editable) into a fresh environment
+# outside the checkout, then `semisup demo` and a smoke test run from there, so nothing is
+# imported from src/. The sdist must build the same wheel (checked by building from it too).
+VENV_WHEEL ?= .venv-wheel
+wheel-check: venv
+	rm -rf dist $(VENV_WHEEL)
+	$(BIN)/python -m pip install --quiet build
+	$(BIN)/python -m build --sdist --wheel --outdir dist .
+	$(BIN)/python -m build --wheel --outdir dist/from-sdist dist/semisup-*.tar.gz
+	$(PYTHON) -m venv $(VENV_WHEEL)
+	echo '*' > $(VENV_WHEEL)/.gitignore
+	$(VENV_WHEEL)/bin/python -m pip install --quiet dist/semisup-*.whl
+	cd /tmp && $(abspath $(VENV_WHEEL))/bin/python -c "import semisup, sys; \
+	    assert 'site-packages' in semisup.__file__, semisup.__file__; \
+	    print('installed wheel:', semisup.__file__)"
+	cd /tmp && $(abspath $(VENV_WHEEL))/bin/semisup --version
+	cd /tmp && $(abspath $(VENV_WHEEL))/bin/semisup demo
+	cd /tmp && $(abspath $(VENV_WHEEL))/bin/python $(abspath tools/smoke_test.py)
 
 # The documentation (Sphinx: API reference, user guide, example gallery, the results and
 # benchmark records) into docs/_build/html, warnings as errors, then a check that every
