@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib.util
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -29,6 +30,7 @@ def _test_module(name):
     spec = importlib.util.spec_from_file_location(f"_registry_check_{name}",
                                                   ROOT / "tests" / f"{name}.py")
     mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod                  # dataclasses look their module up there
     spec.loader.exec_module(mod)
     return mod
 

@@ -3,8 +3,10 @@
 Every estimator that learns on a graph (``HarmonicFunction``, ``LaplacianAssignment``,
 ``LapSVM``, ``LapRLS``, ``SPORE``, ``MultiGraphSPORE``, ``GraphKernelSVM``) takes the same
 graph parameters, with the same names, meanings and defaults, and builds its training graph
-and the affinities of new points through :class:`GraphMixin`. Changing how graphs are built
-is a change to this file.
+and the affinities of new points through :class:`GraphMixin`. The mixin validates the
+parameters and keeps the fitted state; the graphs themselves are built by the engine of the
+input's type (:mod:`semisup.engines`): :mod:`semisup.graph.engine` for numpy and
+scipy.sparse input, the Dask engine for a dask array.
 
 =================  =====================================================================
 parameter          meaning
@@ -100,8 +102,10 @@ class GraphMixin:
 
     Estimators list the names of :data:`GRAPH_PARAMS` in their ``__init__`` (with the
     defaults of :data:`GRAPH_DEFAULTS`) and merge :data:`GRAPH_PARAMETER_CONSTRAINTS` into
-    their ``_parameter_constraints``. ``_fit_graph`` sets ``affinity_matrix_`` and
-    ``graph_sigma_`` and keeps what ``_query_affinity`` needs for new points.
+    their ``_parameter_constraints``. ``_fit_graph`` asks the engine of ``X``'s type for
+    the graph and sets ``affinity_matrix_``, ``graph_sigma_`` and ``_graph_state`` (the
+    engine's name and what its ``query_affinity`` needs for new points); engines never
+    write the estimator.
     """
 
     def __sklearn_tags__(self):
