@@ -1,6 +1,7 @@
 """The contract every public estimator follows, checked over all of them.
 
-A new estimator gets every check by being added to ``CASES``. scikit-learn's
+A new estimator gets every check by its entry in the method registry
+(:data:`semisup._registry.REGISTRY`), from which ``CASES`` is built. scikit-learn's
 ``parametrize_with_checks`` runs in each estimator's own test module where it already did,
 and here for every estimator; the few checks that cannot apply to semi-supervised or
 transductive estimators are listed in ``EXPECTED_FAILED`` with their reason.
@@ -9,6 +10,7 @@ transductive estimators are listed in ``EXPECTED_FAILED`` with their reason.
 from __future__ import annotations
 
 import contextlib
+import copy
 import pickle
 import warnings
 from dataclasses import dataclass, field
@@ -23,10 +25,7 @@ from sklearn.model_selection import GridSearchCV
 from sklearn.utils._param_validation import InvalidParameterError
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from semisup import (SPORE, ClusteredClassifier, ClusteredRegressor, HarmonicFunction,
-                     LaplacianAssignment, LapRLS, LapSVM, MatrixCompletionTransducer,
-                     MultiGraphSPORE)
-from semisup.baselines.graph_kernels import GraphKernelSVM
+from semisup._registry import REGISTRY
 from semisup.graph.frontend import GRAPH_DEFAULTS, GRAPH_PARAMS
 from semisup.model_selection import TransductiveSplit, labeled_scorer, transductive_target
 
@@ -70,22 +69,20 @@ class Case:
         return type(self.make()).__name__
 
 
-CASES = [
-    Case(lambda: HarmonicFunction(), "semi", grid={"n_neighbors": [5, 10]}),
-    Case(lambda: LaplacianAssignment(), "semi", grid={"lam": [0.01, 0.1]}),
-    Case(lambda: LapSVM(), "semi", grid={"gamma_I": [0.1, 1.0]}),
-    Case(lambda: LapRLS(), "semi", grid={"gamma_I": [0.1, 1.0]}),
-    Case(lambda: SPORE(), "transductive", grid={"beta": [0.1, 1.0]}),
-    Case(lambda: MultiGraphSPORE(views=[slice(0, 4), slice(4, 8)]), "transductive",
-         grid={"beta": [0.1, 1.0]}, sklearn_checks=False, multiview=True),
-    Case(lambda: GraphKernelSVM(), "transductive", grid={"c": [0.1, 1.0]}),
-    Case(lambda: MatrixCompletionTransducer(mu=1e-2), "transductive", graph=False,
-         grid={"lam": [0.1, 1.0]}),
-    Case(lambda: ClusteredClassifier(n_clusters=2), "supervised-clf", graph=False,
-         grid={"alpha": [1e-3, 1e-2]}),
-    Case(lambda: ClusteredRegressor(n_clusters=2), "regressor", data=_regression,
-         graph=False, grid={"alpha": [1e-3, 1e-2]}),
-]
+#: the registry's settings, as the checks below name them
+_KIND = {"semi-supervised": "semi", "transductive": "transductive",
+         "supervised": "supervised-clf", "regression": "regressor"}
+
+
+def _case(method):
+    cls = method.load()
+    return Case(lambda: cls(**copy.deepcopy(method.check_params)), _KIND[method.setting],
+                data=_regression if method.setting == "regression" else _blobs,
+                graph=method.takes_graph, grid=method.check_grid,
+                sklearn_checks=not method.views, multiview=method.views)
+
+
+CASES = [_case(m) for m in REGISTRY]
 IDS = [c.name for c in CASES]
 GRAPH_CASES = [c for c in CASES if c.graph]
 

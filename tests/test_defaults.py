@@ -23,9 +23,8 @@ from sklearn.linear_model import LogisticRegression, Ridge
 from sklearn.preprocessing import StandardScaler
 
 from semisup import (SPORE, ClusteredClassifier, ClusteredRegressor, HarmonicFunction,
-                     LaplacianAssignment, LapRLS, LapSVM, MatrixCompletionTransducer,
                      MultiGraphSPORE)
-from semisup.baselines.graph_kernels import GraphKernelSVM
+from semisup._registry import REGISTRY
 
 pytestmark = pytest.mark.slow
 
@@ -63,14 +62,11 @@ def _bar(ref, chance):
     return max(chance + 0.15, chance + 0.6 * (ref - chance))
 
 
-SEMI = [
-    (HarmonicFunction, ("moons", "breast_cancer", "digits", "iris")),
-    (LaplacianAssignment, ("moons", "breast_cancer", "digits", "iris")),
-    (LapSVM, ("moons", "breast_cancer", "digits", "iris")),
-    (LapRLS, ("moons", "breast_cancer", "digits", "iris")),
-    (GraphKernelSVM, ("moons", "breast_cancer", "digits_3v8")),
-    (MatrixCompletionTransducer, ("breast_cancer", "digits_3v8")),
-]
+#: the estimators held to the harmonic function's bar, on the registry's easy problems
+SEMI = [(m.load(), m.easy_problems) for m in REGISTRY if m.easy_problems]
+#: the estimators with a test of their own below (tests/test_registry.py checks that every
+#: registry entry is in SEMI or here)
+DEDICATED = {"SPORE", "MultiGraphSPORE", "ClusteredClassifier", "ClusteredRegressor"}
 
 
 @pytest.mark.parametrize("Est, data", [(E, d) for E, ds in SEMI for d in ds],

@@ -24,20 +24,10 @@ import numpy as np
 import pytest
 
 import semisup
+from semisup._registry import REGISTRY
 
-#: the public estimators (the top-level ones and the graph-kernel baseline)
-ESTIMATORS = {
-    "HarmonicFunction": "semisup",
-    "LaplacianAssignment": "semisup",
-    "LapSVM": "semisup",
-    "LapRLS": "semisup",
-    "ClusteredRegressor": "semisup",
-    "ClusteredClassifier": "semisup",
-    "MatrixCompletionTransducer": "semisup",
-    "SPORE": "semisup",
-    "MultiGraphSPORE": "semisup",
-    "GraphKernelSVM": "semisup.baselines.graph_kernels",
-}
+#: the public estimators (the method registry), each imported from the top level
+ESTIMATORS = {m.name: "semisup" for m in REGISTRY}
 
 #: estimators whose Examples section is being added (strict xfail: remove a name once its
 #: section exists). LaplacianAssignment and MatrixCompletionTransducer got theirs with the

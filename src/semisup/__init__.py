@@ -8,18 +8,13 @@ from __future__ import annotations
 
 import importlib
 
+from ._registry import REGISTRY as _METHODS
+
 __version__ = "0.1.0"
 
+#: public name -> the module defining it: the estimators of the registry, and a few functions
 _PUBLIC = {
-    "HarmonicFunction": "semisup.baselines.harmonic",
-    "LaplacianAssignment": "semisup.lass",
-    "LapSVM": "semisup.lapsvm",
-    "LapRLS": "semisup.lapsvm",
-    "ClusteredRegressor": "semisup.clustering",
-    "ClusteredClassifier": "semisup.clustering",
-    "MatrixCompletionTransducer": "semisup.completion",
-    "SPORE": "semisup.spore",
-    "MultiGraphSPORE": "semisup.spore",
+    **{m.name: m.module for m in _METHODS},
     "load_dataset": "semisup.datasets",
     "knn_graph": "semisup.graph",
     "laplacian": "semisup.graph",

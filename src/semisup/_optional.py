@@ -13,6 +13,8 @@ _EXTRAS = {
     "cvxpy": ("test", "reference convex solvers"),
     "pytest": ("test", "the test suite"),
     "hypothesis": ("test", "property-based tests"),
+    "dask": ("dask", "dask arrays and a dask.distributed cluster"),
+    "cupy": ("gpu", "the GPU engine"),
 }
 
 

@@ -1,4 +1,5 @@
-"""The ``semisup`` command: ``demo``, ``datasets``, ``reproduce <paper>``, ``bench <method>``.
+"""The ``semisup`` command: ``demo``, ``methods``, ``datasets``, ``reproduce <paper>``,
+``bench <method>``.
 
 Experiment modules are imported only when their command runs: ``semisup --help`` and
 ``semisup --version`` import none of them (they pull in every estimator and take seconds).
@@ -11,6 +12,7 @@ import sys
 import time
 
 from . import __version__
+from ._registry import REGISTRY
 from .experiments import BENCH, PAPERS, REPRODUCE, load_paper, load_papers, owner
 
 
@@ -44,6 +46,17 @@ def cmd_demo(args) -> int:
     return 0
 
 
+def cmd_methods(args) -> int:
+    """The public estimators (the method registry): what each learns from, the targets it
+    takes, its user-guide page and its commands."""
+    rows = [{"estimator": m.name, "kind": m.kind, "setting": m.setting,
+             "targets": ", ".join(m.targets), "guide": f"user_guide/{m.guide}",
+             "reproduce": ", ".join(m.reproduce) or "-", "bench": ", ".join(m.bench) or "-"}
+            for m in REGISTRY]
+    print(_format_table(rows, list(rows[0])))
+    return 0
+
+
 def _fetch_datasets(args) -> int:
     from .datasets import FetchError, fetch
     try:
@@ -58,27 +71,13 @@ def _fetch_datasets(args) -> int:
 
 
 def cmd_datasets(args) -> int:
-    from .datasets import list_datasets
-    from .datasets._describe import SOURCES, fetch_command
-    from .datasets._fetch import MIRROR_ENV_VAR
-    from .datasets._home import HOW_TO_GET, searched_places
-    from .datasets._sources import MANIFEST
+    from .datasets import describe_sources, list_datasets
     if args.fetch:
         return _fetch_datasets(args)
     rows = list_datasets(data_home=args.data_home)
     print(_format_table(rows, ["name", "found", "shape", "classes", "format", "path"]))
-    print("\nWhere each set comes from, and the command that downloads it (checking sha256):")
-    width = max(len(folder) for folder in SOURCES)
-    for folder, source in SOURCES.items():
-        note = MANIFEST[folder].note
-        print(f"  {folder:<{width}}  {source}\n  {'':<{width}}  -> {fetch_command(folder)}"
-              + (f"\n  {'':<{width}}     ({note})" if note else ""))
-    print(f"\nLooked in {searched_places(args.data_home)}.")
-    print(f"Get every set: {fetch_command('all')} (into --data-home, else $SEMISUP_DATA, "
-          f"else ~/semisup_data; --mirror URL or ${MIRROR_ENV_VAR} for a mirror laid out "
-          f"as <URL>/<folder>/<file>).")
-    if not all(r["found"] for r in rows):
-        print(f"Some sets were not found. {HOW_TO_GET}")
+    print()
+    print(describe_sources(args.data_home, all_found=all(r["found"] for r in rows)))
     return 0
 
 
@@ -141,6 +140,10 @@ def build_parser(argv=None) -> argparse.ArgumentParser:
     p = sub.add_parser("demo", help="train every method on built-in data and print a table")
     p.add_argument("-v", "--verbose", action="store_true")
     p.set_defaults(func=cmd_demo)
+
+    p = sub.add_parser("methods", help="list the estimators: kind, targets, user-guide page "
+                                       "and reproduce/bench commands")
+    p.set_defaults(func=cmd_methods)
 
     p = sub.add_parser("datasets", help="list the benchmark data sets (found or not, shape, "
                                         "source) or download them (--fetch)")

@@ -7,7 +7,7 @@ from semisup.baselines.graph_kernels import (KERNELS, GraphKernelSVM, LaplacianS
                                              majority_graph, union_graph)
 from semisup._base import SemiSupervisedMixin
 from semisup.graph.frontend import GRAPH_DEFAULTS
-from semisup.spore.svm_dual import svm_dual, svm_scores
+from semisup.linalg.svm_dual import svm_dual, svm_scores
 from sklearn.utils._param_validation import InvalidParameterError
 
 from spore_graphs import EDGES, S, Y, adjacency as _adj  # noqa: E402

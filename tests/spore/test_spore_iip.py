@@ -6,7 +6,7 @@ import pytest
 
 from semisup.spore.iip import (default_K0, edge_mask, fista_prox, iip_spore, infeasibility,
                                project_affine, spore_objective, step_length)
-from semisup.spore.svm_dual import svm_dual
+from semisup.linalg.svm_dual import svm_dual
 
 # the shared graphs live next to this file; works in every pytest import mode
 sys.path.insert(0, str(Path(__file__).parent))

@@ -27,13 +27,13 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._base import TransductiveMixin, _fingerprint, _fit_context
 from .._progress import log
+from .._transductive import binary_labels, n_vertices, transduce, warn_unreached
 from .._validation import check_affinity, check_memory, check_semisup_labels
 from ..graph import laplacian
 from ..graph.frontend import GRAPH_PARAMETER_CONSTRAINTS, GraphMixin
-from ..spore.estimator import _labels, _n_vertices, _transduce, _warn_unreached
-from ..spore.svm_dual import svm_dual
+from ..linalg.svm_dual import svm_dual
 
-__all__ = ["KERNELS", "LaplacianSpectrum", "graph_kernel", "GraphKernelSVM",
+__all__ = ["KERNELS", "LaplacianSpectrum", "graph_kernel", "svm_on_columns", "GraphKernelSVM",
            "union_graph", "intersection_graph", "majority_graph"]
 
 KERNELS = ("unlap", "nlap", "kscaling")
@@ -96,8 +96,39 @@ def graph_kernel(A, kind: str, c: float) -> np.ndarray:
     return LaplacianSpectrum(A, kind).kernel(c)
 
 
-def _svm_on_columns(Kc, cols, signed, C):
-    """Bias-free SVM on the block K[cols, cols]; scores for all rows of Kc."""
+def svm_on_columns(Kc, cols, signed, C):
+    """The bias-free SVM (SPORE eq. 3) on the labelled block of a kernel, given its columns.
+
+    With ``Kc = K[:, cols]`` (e.g. :meth:`LaplacianSpectrum.columns`), solves the dual on
+    ``K[cols, cols]`` (:func:`semisup.linalg.svm_dual.svm_dual`) and scores every row:
+    ``yhat = K[:, cols] (alpha * signed[cols])``. O(m^3) for ``m`` labels, O(n m) scores.
+
+    Parameters
+    ----------
+    Kc : ndarray of shape (n, m)
+        The kernel's columns of the labelled vertices.
+    cols : ndarray of int of shape (m,)
+        The labelled vertices.
+    signed : ndarray of shape (n,)
+        ``+1`` / ``-1`` labels (read on ``cols`` only).
+    C : float
+        SVM box bound.
+
+    Returns
+    -------
+    scores : ndarray of shape (n,)
+    result : SVMDualResult
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from semisup.baselines.graph_kernels import svm_on_columns
+    >>> K = np.eye(3)                                  # three unconnected vertices
+    >>> cols, signed = np.array([0, 1]), np.array([1.0, -1.0, 1.0])
+    >>> scores, res = svm_on_columns(K[:, cols], cols, signed, C=1.0)
+    >>> np.round(scores, 6).tolist()                  # the third is not reached: score 0
+    [1.0, -1.0, 0.0]
+    """
     KSS = Kc[cols]
     res = svm_dual(KSS, signed[cols], np.arange(len(cols)), C)
     return Kc @ (res.alpha * signed[cols]), res
@@ -204,7 +235,7 @@ random_state :
         self
         """
         check_semisup_labels(y, estimator="GraphKernelSVM")    # cheap: before the graph
-        n = _n_vertices(X)
+        n = n_vertices(X)
         if n is not None:
             _check_spectrum_memory(n)
         t0 = time.perf_counter()
@@ -215,13 +246,13 @@ random_state :
             f"of the {n}x{n} Laplacian", self.verbose)
         spec = LaplacianSpectrum(W, self.kernel)
         log(f"[GraphKernelSVM] spectrum done ({time.perf_counter() - t0:.2f} s)", self.verbose)
-        classes, cols, signed = _labels(y, n, "GraphKernelSVM")
-        self.n_unreached_ = _warn_unreached(W, cols, "GraphKernelSVM")
+        classes, cols, signed = binary_labels(y, n, "GraphKernelSVM")
+        self.n_unreached_ = warn_unreached(W, cols, "GraphKernelSVM")
         Kc, _ = spec.columns(self.c, cols)
-        scores, _ = _svm_on_columns(Kc, cols, signed, self.C)
+        scores, _ = svm_on_columns(Kc, cols, signed, self.C)
         self.classes_ = classes
         self.decision_scores_ = scores
-        self.transduction_ = _transduce(scores, classes, cols, signed)
+        self.transduction_ = transduce(scores, classes, cols, signed)
         self._fit_X_fingerprint = _fingerprint(X)
         log(f"[GraphKernelSVM] SVM on {cols.size} labelled vertices done "
             f"({time.perf_counter() - t0:.2f} s)", self.verbose)

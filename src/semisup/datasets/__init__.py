@@ -8,11 +8,11 @@ file's sha256; ``list_datasets()`` says which sets are present without parsing;
 
 from __future__ import annotations
 
-from ._fetch import FetchError, fetch
+from ._fetch import FetchError, describe_sources, fetch
 from ._home import data_home
 from ._load import list_datasets, load_dataset
 from .preprocessing import equalize_histograms
 from .registry import REGISTRY, names
 
-__all__ = ["REGISTRY", "FetchError", "data_home", "equalize_histograms", "fetch",
-           "list_datasets", "load_dataset", "names"]
+__all__ = ["REGISTRY", "FetchError", "data_home", "describe_sources", "equalize_histograms",
+           "fetch", "list_datasets", "load_dataset", "names"]

@@ -27,13 +27,13 @@ import urllib.request
 import zlib
 from pathlib import Path
 
-from ._describe import SOURCES
-from ._home import ENV_VAR, user_data_dir
+from ._describe import SOURCES, fetch_command
+from ._home import ENV_VAR, HOW_TO_GET, searched_places, user_data_dir
 from ._io import sha256_file
 from ._sources import MANIFEST, FileSource, stored_sha256
 from .registry import REGISTRY
 
-__all__ = ["FetchError", "MIRROR_ENV_VAR", "fetch"]
+__all__ = ["FetchError", "MIRROR_ENV_VAR", "describe_sources", "fetch"]
 
 #: Environment variable naming a mirror laid out as ``<base>/<folder>/<file as stored>``.
 MIRROR_ENV_VAR = "SEMISUP_DATA_MIRROR"
@@ -397,3 +397,42 @@ def fetch(name: str = "all", *, data_home=None, base_url: str | None = None,
                          f"base_url= or ${MIRROR_ENV_VAR}), got {base_url!r}")
     home = _target_home(data_home)
     return [str(_fetch_set(folder, home, base_url, force, verbose)) for folder in folders]
+
+
+def describe_sources(data_home=None, *, all_found: bool = True) -> str:
+    """Where each set comes from and the command that downloads it (``semisup datasets``).
+
+    Parameters
+    ----------
+    data_home : str or path, optional
+        The data directory the sets were looked for in (see :func:`data_home`).
+    all_found : bool, default=True
+        Whether every set was found; if not, the text ends with how to get them.
+
+    Returns
+    -------
+    str
+        One entry per data folder (its public source and its ``semisup datasets --fetch``
+        command), the places searched, and how to fetch every set or use a mirror.
+
+    Examples
+    --------
+    >>> from semisup.datasets import describe_sources
+    >>> "semisup datasets --fetch all" in describe_sources()
+    True
+    """
+    lines = ["Where each set comes from, and the command that downloads it (checking "
+             "sha256):"]
+    width = max(len(folder) for folder in SOURCES)
+    for folder, source in SOURCES.items():
+        note = MANIFEST[folder].note
+        lines.append(f"  {folder:<{width}}  {source}\n  {'':<{width}}  -> "
+                     f"{fetch_command(folder)}"
+                     + (f"\n  {'':<{width}}     ({note})" if note else ""))
+    lines += ["", f"Looked in {searched_places(data_home)}.",
+              f"Get every set: {fetch_command('all')} (into --data-home, else $SEMISUP_DATA, "
+              f"else ~/semisup_data; --mirror URL or ${MIRROR_ENV_VAR} for a mirror laid out "
+              f"as <URL>/<folder>/<file>)."]
+    if not all_found:
+        lines.append(f"Some sets were not found. {HOW_TO_GET}")
+    return "\n".join(lines)

@@ -12,7 +12,8 @@ What runs where
   in-memory exact search.
 * :class:`DaskKernel`: the ``n x n`` kernel of LapSVM / LapRLS as row blocks persisted on the
   workers (or recomputed per product); the PCG solver needs only ``K @ V``.
-* The estimators (``HarmonicFunction``, ``LaplacianAssignment``, ``LapSVM``, ``LapRLS``)
+* :class:`DaskEngine`: the engine :mod:`semisup.engines` hands a dask array to. The
+  estimators (``HarmonicFunction``, ``LaplacianAssignment``, ``LapSVM``, ``LapRLS``)
   accept a dask ``X``: the graph is built on the workers, its Laplacian stays a sparse matrix
   in the client (``O(n k)`` memory), the kernel stays on the workers.
 
@@ -36,10 +37,10 @@ import importlib
 
 from ._dask import is_dask_array, require_dask
 
-# imported on first use: semisup.graph imports this package (to recognise dask arrays)
-_LAZY = {"DaskKernel": ".kernel", "knn_search_dask": ".neighbors"}
+# imported on first use: importing the package stays free of dask and of semisup.graph
+_LAZY = {"DaskKernel": ".kernel", "knn_search_dask": ".neighbors", "DaskEngine": ".engine"}
 
-__all__ = ["DaskKernel", "is_dask_array", "knn_search_dask", "require_dask"]
+__all__ = ["DaskEngine", "DaskKernel", "is_dask_array", "knn_search_dask", "require_dask"]
 
 
 def __getattr__(name):

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..graph.neighbors import (_check_points, _prepare, exact_candidate_distances, pair_keys,
-                               rank_candidates, scale_from_max)
+from ..graph.neighbors import (check_points, exact_candidate_distances, pair_keys,
+                               prepare_points, rank_candidates, scale_from_max)
 from ._dask import require_dask
 
 #: rows per chunk when the input's chunks are larger (a task's keys: 4096^2 x 8 B = 128 MiB)
@@ -25,8 +25,8 @@ MAX_CHUNK_ROWS = 4096
 def _tile(Xq, qid, Xc, cid, *, m, metric, exclude_self):
     """``(b_q, 2m)``: the m nearest of ``Xc``'s rows to each row of ``Xq`` — exact float64
     distances (squared for euclidean; ``inf`` padding) then their global indices (-1)."""
-    Xq, sq_q = _prepare(np.asarray(Xq), metric)
-    Xc, sq_c = _prepare(np.asarray(Xc), metric)
+    Xq, sq_q = prepare_points(np.asarray(Xq), metric)
+    Xc, sq_c = prepare_points(np.asarray(Xc), metric)
     Lq, _ = pair_keys(Xq, sq_q, metric)
     _, Rc = pair_keys(Xc, sq_c, metric)
     G = Lq @ Rc.T
@@ -102,7 +102,7 @@ def knn_search_dask(X, n_neighbors, *, metric="euclidean", Q=None, margin=None):
         raise ValueError(f"n_neighbors={k} must be smaller than the number of points ({n}).")
     if query:
         if not hasattr(Q, "chunks"):
-            Q = da.from_array(_check_points(Q), chunks=(MAX_CHUNK_ROWS, -1))
+            Q = da.from_array(check_points(Q), chunks=(MAX_CHUNK_ROWS, -1))
         Q, top_q = check_dask_points(Q, "the query points")
         if Q.shape[1] != X.shape[1]:
             raise ValueError(f"the query points have {Q.shape[1]} features, X has "

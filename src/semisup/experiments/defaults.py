@@ -21,6 +21,7 @@ import warnings
 import numpy as np
 
 from .._progress import log
+from .._registry import REGISTRY, by_name
 from ._report import machine
 from ._runner import (add_common_options, blas_limit, is_full_run, only_set, report_path,
                       run_command, write_report)
@@ -28,10 +29,10 @@ from ._runner import (add_common_options, blas_limit, is_full_run, only_set, rep
 __all__ = ["add_bench_parser", "run_bench"]
 
 PROBLEMS = ("breast_cancer", "digits", "multilabel")
-ESTIMATORS = ("HarmonicFunction", "LaplacianAssignment", "LapSVM", "LapRLS", "SPORE",
-              "GraphKernelSVM", "MatrixCompletionTransducer", "ClusteredClassifier")
-BINARY_ONLY = {"SPORE", "GraphKernelSVM"}
-SUPERVISED = {"ClusteredClassifier"}
+#: the registry's estimators with "defaults" among their bench commands, in its order
+ESTIMATORS = tuple(m.name for m in REGISTRY if "defaults" in m.bench)
+BINARY_ONLY = {m.name for m in REGISTRY if m.binary_only}
+SUPERVISED = {m.name for m in REGISTRY if m.setting == "supervised"}
 LABELS_PER_CLASS = 10
 
 
@@ -69,19 +70,16 @@ def _hide(y, rng):
 
 
 def _make(name):
-    import semisup
-    if name == "GraphKernelSVM":
-        from ..baselines.graph_kernels import GraphKernelSVM
-        return GraphKernelSVM()
-    return getattr(semisup, name)()
+    return by_name(name).load()()
 
 
 def _applicable(est, data, y):
-    if data == "multilabel" and est != "MatrixCompletionTransducer":
+    method = by_name(est)
+    if data == "multilabel" and "multilabel" not in method.targets:
         return "multi-label target"
     if est in BINARY_ONLY and np.unique(y).size > 2:
         return "binary only"
-    if est == "SPORE" and len(y) > 2000:
+    if method.dense_max_n is not None and len(y) > method.dense_max_n:
         return "dense n x n iterates"
     return None
 

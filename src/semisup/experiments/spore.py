@@ -142,9 +142,9 @@ def _n_folds(labeled, ysig):
 
 
 def baseline_scores(spec, labeled, ysig, c, C):
-    from ..baselines.graph_kernels import _svm_on_columns
+    from ..baselines.graph_kernels import svm_on_columns
     Kc, _ = spec.columns(c, labeled)
-    return _svm_on_columns(Kc, labeled, ysig, C)[0]
+    return svm_on_columns(Kc, labeled, ysig, C)[0]
 
 
 def _cv_grid(labeled, ysig, rng, grid_a, grid_b, scores):

@@ -3,8 +3,10 @@
 Every estimator that learns on a graph (``HarmonicFunction``, ``LaplacianAssignment``,
 ``LapSVM``, ``LapRLS``, ``SPORE``, ``MultiGraphSPORE``, ``GraphKernelSVM``) takes the same
 graph parameters, with the same names, meanings and defaults, and builds its training graph
-and the affinities of new points through :class:`GraphMixin`. Changing how graphs are built
-is a change to this file.
+and the affinities of new points through :class:`GraphMixin`. The mixin validates the
+parameters and keeps the fitted state; the graphs themselves are built by the engine of the
+input's type (:mod:`semisup.engines`): :mod:`semisup.graph.engine` for numpy and
+scipy.sparse input, the Dask engine for a dask array.
 
 =================  =====================================================================
 parameter          meaning
@@ -33,20 +35,15 @@ parameter          meaning
 
 from __future__ import annotations
 
-import warnings
 from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.neighbors import NearestNeighbors
-from sklearn.preprocessing import normalize
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import validate_data
 
 from .._validation import _as_numeric_matrix, check_affinity, check_finite
-from ..distributed._dask import is_dask_array
-from .neighbors import edge_weights, graph_from_neighbors, heat_sigma, knn_search
-from .weights import _dense_threshold, cosine_threshold_graph, rbf_similarity
+from ..engines import engine_for, get_engine
 
 __all__ = ["GRAPH_PARAMS", "GRAPH_DEFAULTS", "GRAPH_PARAMETER_CONSTRAINTS", "GraphMixin",
            "check_query_affinity"]
@@ -79,18 +76,6 @@ GRAPH_PARAMETER_CONSTRAINTS = {
     "random_state": ["random_state"],
 }
 
-#: cosine threshold of the paper's MNIST graphs (cosine distance < 0.4)
-COSINE_THRESHOLD = 0.6
-
-
-def _seed(random_state):
-    """An int seed for libraries that take one (pynndescent), stable for a given input."""
-    if random_state is None or isinstance(random_state, (Integral, np.integer)):
-        return random_state
-    return int(np.random.default_rng(random_state.randint(2 ** 31 - 1)
-                                     if hasattr(random_state, "randint")
-                                     else random_state).integers(2 ** 31 - 1))
-
 
 def check_query_affinity(W_new, n_train: int, name: str = "X") -> sp.csr_matrix:
     """Validate the ``m x n_train`` affinities of new points to the training points."""
@@ -117,8 +102,10 @@ class GraphMixin:
 
     Estimators list the names of :data:`GRAPH_PARAMS` in their ``__init__`` (with the
     defaults of :data:`GRAPH_DEFAULTS`) and merge :data:`GRAPH_PARAMETER_CONSTRAINTS` into
-    their ``_parameter_constraints``. ``_fit_graph`` sets ``affinity_matrix_`` and
-    ``graph_sigma_`` and keeps what ``_query_affinity`` needs for new points.
+    their ``_parameter_constraints``. ``_fit_graph`` asks the engine of ``X``'s type for
+    the graph and sets ``affinity_matrix_``, ``graph_sigma_`` and ``_graph_state`` (the
+    engine's name and what its ``query_affinity`` needs for new points); engines never
+    write the estimator.
     """
 
     def __sklearn_tags__(self):
@@ -139,12 +126,15 @@ class GraphMixin:
                              dtype=[np.float64, np.float32],
                              ensure_min_samples=2 if reset else 1)
 
-    def _fit_graph(self, X, *, validate=True, name="X"):
+    def _fit_graph(self, X, *, name="X"):
         """The symmetric training affinity ``W`` (canonical float64 CSR, zero diagonal).
 
         With ``affinity="precomputed"`` ``X`` is validated as the affinity; otherwise
-        ``X`` is validated as points (``n_features_in_`` is set) and the graph is built.
-        Returns ``(W, X)`` with ``X`` the validated points (``None`` if precomputed).
+        ``X`` is validated as points (``n_features_in_`` is set) and the graph is built by
+        the engine of ``X``'s type (:func:`semisup.engines.engine_for`: in process, or on
+        the Dask workers for a dask array). Sets ``affinity_matrix_``, ``graph_sigma_`` and
+        what ``_query_affinity`` needs. Returns ``(W, X)`` with ``X`` the validated points
+        (``None`` if precomputed).
         """
         self._check_graph_options()
         self.graph_sigma_ = None
@@ -154,43 +144,14 @@ class GraphMixin:
             self.n_features_in_ = W.shape[1]
             self.affinity_matrix_ = W
             return W, None
-        if is_dask_array(X):  # built on the Dask workers (extra [dask])
-            from ..distributed.frontend import fit_graph_dask
-            return fit_graph_dask(self, X)
-        if validate:
-            X = self._validate_points(X, reset=True)
-        n = X.shape[0]
-        if self.affinity == "knn":
-            k = self.n_neighbors
-            if k >= n:
-                warnings.warn(f"n_neighbors={k} is not smaller than the number of points "
-                              f"({n}); using {n - 1}.", UserWarning, stacklevel=3)
-                k = n - 1
-            dist, ind = knn_search(X, k, metric=self.metric, method=self.knn_method,
-                                   n_jobs=self.n_jobs, random_state=_seed(self.random_state))
-            if self.weights == "heat":
-                self.graph_sigma_ = (self.graph_sigma if self.graph_sigma is not None
-                                     else heat_sigma(dist))
-            W = graph_from_neighbors(dist, ind, weights=self.weights, sigma=self.graph_sigma_)
-            # the query index is built here, not lazily in predict (predict must not change
-            # the estimator's state); a brute-force index only keeps a reference to X
-            nn = NearestNeighbors(n_neighbors=k, metric=self.metric, algorithm="brute",
-                                  n_jobs=self.n_jobs).fit(X)
-            self._graph_state = ("knn", X, nn)
-        elif self.affinity == "rbf_threshold":
-            S, sigma = rbf_similarity(X, self.graph_sigma)
-            off = ~np.eye(n, dtype=bool)
-            thr = float(S[off].mean()) if self.threshold is None else float(self.threshold)
-            W = _dense_threshold(S, thr, self.weights == "heat")
-            self.graph_sigma_ = sigma
-            self._graph_state = ("rbf_threshold", X, thr)
-        else:
-            thr = COSINE_THRESHOLD if self.threshold is None else float(self.threshold)
-            W = cosine_threshold_graph(X, threshold=thr, weighted=self.weights == "heat")
-            self._graph_state = ("cosine_threshold", X, thr)
-        W = check_affinity(W, "the graph built from X")
-        self.affinity_matrix_ = W
-        return W, X
+        engine = engine_for(X)
+        X = engine.check_points(self, X)
+        self.n_features_in_ = X.shape[1]
+        fit = engine.fit_graph(self, X)
+        self.affinity_matrix_ = fit.W
+        self.graph_sigma_ = fit.graph_sigma
+        self._graph_state = (engine.name, fit.state)
+        return fit.W, fit.X
 
     def _query_affinity(self, X_new, name="X"):
         """``m x n_train`` affinities of new points to the training points (sparse CSR)."""
@@ -198,25 +159,5 @@ class GraphMixin:
         if self.affinity == "precomputed":
             return check_query_affinity(X_new, n_train, name)
         X_new = self._validate_points(X_new, reset=False)
-        kind, X_fit = self._graph_state[:2]
-        if kind == "knn_dask":
-            from ..distributed.frontend import query_affinity_dask
-            return query_affinity_dask(self, X_new)
-        m = X_new.shape[0]
-        if kind == "knn":
-            nn = self._graph_state[2]
-            k = nn.n_neighbors
-            dist, ind = nn.kneighbors(X_new)
-            vals = edge_weights(np.maximum(dist, 0.0), self.weights, self.graph_sigma_)
-            return sp.csr_matrix((vals.ravel(), ind.ravel(), np.arange(0, m * k + 1, k)),
-                                 shape=(m, n_train))
-        thr = self._graph_state[2]
-        weighted = self.weights == "heat"
-        if kind == "rbf_threshold":
-            S, _ = rbf_similarity(X_new, self.graph_sigma_, Y=X_fit)
-        else:
-            S = normalize(X_new) @ normalize(X_fit).T
-            S = S.toarray() if sp.issparse(S) else np.asarray(S)
-        W = sp.csr_matrix(np.where(S > thr, S if weighted else 1.0, 0.0))
-        W.eliminate_zeros()
-        return W
+        engine_name, state = self._graph_state
+        return get_engine(engine_name).query_affinity(self, state, X_new)

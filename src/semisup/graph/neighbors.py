@@ -1,4 +1,10 @@
-"""k-nearest-neighbour graphs, exact (blocked BLAS products) or approximate (pynndescent)."""
+"""k-nearest-neighbour graphs, exact (blocked BLAS products) or approximate (pynndescent).
+
+The exact search's pieces (:func:`check_points`, :func:`prepare_points`, :func:`pair_keys`,
+:func:`exact_candidate_distances`, :func:`rank_candidates`, :func:`scale_from_max`) are
+public: an engine computes the same search elsewhere from them (the Dask engine does it
+blockwise on the workers, :mod:`semisup.distributed.neighbors`).
+"""
 
 from __future__ import annotations
 
@@ -15,7 +21,7 @@ from threadpoolctl import threadpool_info
 
 from .._optional import available, require
 from .._validation import check_finite
-from ..distributed._dask import is_dask_array
+from ..engines import engine_for
 from .weights import symmetrize_graph
 
 #: above this many points ``method="auto"`` uses approximate neighbours when pynndescent is
@@ -102,8 +108,9 @@ def projected_bound_points(X, *, variance=_BOUND_VARIANCE, max_fraction=_BOUND_M
     return Z, mu
 
 
-def _prepare(X, metric):
-    """float64 points the search ranks (cosine: unit rows, zero rows stay zero), sq. norms."""
+def prepare_points(X, metric):
+    """``(X, sq)``: the float64 points the search ranks (cosine: unit rows, zero rows stay
+    zero) and their squared norms, dense or CSR like ``X``."""
     X = X.astype(np.float64) if sp.issparse(X) else np.asarray(X, dtype=np.float64)
     if metric == "cosine":
         X = normalize(X)
@@ -344,7 +351,7 @@ def _exact_neighbors(X, k, metric, n_jobs=None, *, block_bytes=None, margin=None
     n = X.shape[0]
     budget = EXACT_BLOCK_BYTES if block_bytes is None else int(block_bytes)
     n_threads = _n_threads(n_jobs)
-    Xe, sq = _prepare(X, metric)
+    Xe, sq = prepare_points(X, metric)
     d = Xe.shape[1]
     m = min(n - 1, k + (max(k, 10) if margin is None else int(margin)))
     dist = np.empty((n, k))
@@ -428,7 +435,9 @@ def _approx_neighbors(X, k, metric, n_jobs, random_state):
     return out_d, out_i
 
 
-def _check_points(X):
+def check_points(X):
+    """Points as the searches take them: 2-D, numeric, finite; CSR float64 if sparse, else
+    float32 kept and every other type as float64. Errors name ``X``."""
     if sp.issparse(X):
         X = sp.csr_matrix(X, dtype=np.float64)
     else:
@@ -461,7 +470,10 @@ def _safe_scale(X):
 
 
 def scale_from_max(top: float, dtype) -> float:
-    """:func:`_safe_scale` from the largest magnitude ``top`` of data of type ``dtype``."""
+    """The factor by which points of largest magnitude ``top`` and type ``dtype`` are divided
+    before a search, so that squared distances neither overflow nor vanish (1.0 when they
+    do not: from ``|x| ~ 1e154`` in float64, ``1e19`` in float32). Neighbours do not change
+    under scaling; Euclidean distances scale back exactly."""
     limit = 1e60 if dtype == np.float64 else 1e8
     if top > limit or 0.0 < top < 1.0 / limit:
         return top
@@ -483,8 +495,10 @@ def knn_search(X, n_neighbors: int = 10, *, metric: str = "euclidean", method: s
                n_jobs: int | None = None, random_state=None) -> tuple[np.ndarray, np.ndarray]:
     """Directed k-nearest-neighbour lists of every point, excluding the point itself.
 
-    Parameters are those of :func:`knn_graph`. A dask array ``X`` (extra ``[dask]``) is
-    searched exactly and blockwise on the workers, with the same result.
+    Parameters are those of :func:`knn_graph`. The search runs on the engine of ``X``'s
+    type (:func:`semisup.engines.engine_for`): in this process for numpy and scipy.sparse
+    input; blockwise on the Dask workers for a dask array (extra ``[dask]``, exact, the same
+    result).
 
     Returns
     -------
@@ -493,15 +507,14 @@ def knn_search(X, n_neighbors: int = 10, *, metric: str = "euclidean", method: s
     ind : ndarray of shape (n_samples, n_neighbors), int
         Indices of the neighbours.
     """
-    if is_dask_array(X):
-        # blockwise on the workers (the active dask.distributed Client, else dask's default
-        # scheduler); the same lists as the in-memory exact search
-        if method == "approx":
-            raise ValueError("method='approx' needs X in memory; a dask array X is searched "
-                             "exactly (method='exact' or 'auto').")
-        from ..distributed.neighbors import knn_search_dask
-        return knn_search_dask(X, n_neighbors, metric=metric)
-    X = _check_points(X)
+    return engine_for(X).knn_search(X, n_neighbors, metric=metric, method=method,
+                                    n_jobs=n_jobs, random_state=random_state)
+
+
+def knn_search_in_memory(X, n_neighbors, *, metric="euclidean", method="auto", n_jobs=None,
+                         random_state=None):
+    """:func:`knn_search` of in-memory points (the in-process engine's search)."""
+    X = check_points(X)
     n = X.shape[0]
     k = int(n_neighbors)
     if k >= n:

@@ -69,9 +69,9 @@ def _dense_kernel(K, dtype, what):
     dtype = np.dtype(dtype)
     if sp.issparse(K):
         m, n = K.shape
-        hint = ("" if dtype == np.float32 else "Use kernel_dtype='float32' to halve it. ") + \
-            ("The solvers need the dense kernel: use fewer points or a low-rank kernel "
-             "approximation.")
+        hint = (("" if dtype == np.float32 else "Use kernel_dtype='float32' to halve it. ")
+                + "The solvers need the dense kernel: use fewer points or a low-rank kernel "
+                "approximation.")
         check_memory(float(m) * n * dtype.itemsize,
                      f"densifying the sparse {m}x{n} precomputed {what}", hint)
         return K.toarray().astype(dtype, copy=False)

@@ -42,11 +42,11 @@ import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
-from scipy.sparse.csgraph import connected_components
 from threadpoolctl import threadpool_limits
 
 from .._progress import log
 from .._validation import check_finite, check_memory, warn_convergence
+from ..graph import connected_components
 from ..linalg.simplex import project_simplex_rows
 from ..linalg.spd import SPDSolver
 from .apg import apg
@@ -245,7 +245,7 @@ def auto_rho(L, lam: float, labels=None) -> np.ndarray:
     L = sp.csr_matrix(L)
     n = L.shape[0]
     if labels is None:
-        _, labels = connected_components(L, directed=False)
+        _, labels = connected_components(L)
     order = np.argsort(labels, kind="stable")
     counts = np.bincount(labels)
     bounds = np.concatenate([[0], np.cumsum(counts)])
@@ -459,7 +459,7 @@ def _solve(L, G, lam: float, *, rho, Y0, U0, tol, max_iter, solver, stopping, ch
                 raise ValueError(f"{name} must have shape {(N, K)}, got {M.shape}.")
             check_finite(M, name)
 
-    n_comp, labels = connected_components(L, directed=False)
+    n_comp, labels = connected_components(L)
     sizes = np.bincount(labels)
     isolated = sizes[labels] == 1
     if lam == 0:

@@ -7,7 +7,6 @@ from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.sparse.csgraph import connected_components
 from sklearn.base import BaseEstimator, ClassifierMixin, TransformerMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
@@ -15,7 +14,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._base import SemiSupervisedMixin, _fit_context
 from .._progress import log
 from .._validation import _as_numeric_matrix, check_finite, check_semisup_labels
-from ..graph import laplacian
+from ..graph import connected_components, laplacian
 from ..graph.frontend import GRAPH_PARAMETER_CONSTRAINTS, GraphMixin
 from .admm import solve
 from .outofsample import lass_transform
@@ -32,9 +31,11 @@ def _expert_matrix(y, n):
     """
     if y is not None and (sp.issparse(y) or np.ndim(y) == 2) and not (
             np.ndim(y) == 2 and np.shape(y)[1] == 1 and not sp.issparse(y)):
-        G = sp.csr_matrix(y, dtype=np.float64, copy=True).toarray() if sp.issparse(y) \
-            else np.array(_as_numeric_matrix(y, "G (y as an item-category matrix)"),
-                          dtype=np.float64)
+        if sp.issparse(y):
+            G = sp.csr_matrix(y, dtype=np.float64, copy=True).toarray()
+        else:
+            G = np.array(_as_numeric_matrix(y, "G (y as an item-category matrix)"),
+                         dtype=np.float64)
         if G.shape[0] != n:
             raise ValueError(f"G (y as an item-category matrix) has shape {G.shape} but "
                              f"there are {n} items: its shape must be ({n}, n_categories).")
@@ -57,7 +58,7 @@ def _full_rows(path, Z, L):
         return path
     L = sp.csr_matrix(L, copy=True)
     L.eliminate_zeros()                  # as the solver does: explicit zeros are no edges
-    _, labels = connected_components(L, directed=False)
+    _, labels = connected_components(L)
     active = np.bincount(labels)[labels] > 1
     full = []
     for Zt in path:

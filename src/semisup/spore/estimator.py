@@ -17,16 +17,14 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import _num_samples
 
 from .._base import TransductiveMixin, _fingerprint, _fit_context
+from .._transductive import binary_labels, n_vertices, transduce, warn_unreached
 from .._validation import _as_numeric_matrix, check_memory, check_semisup_labels
-from ..graph import connected_components
 from ..graph.frontend import GRAPH_PARAMETER_CONSTRAINTS, GraphMixin
 from .iip import iip_spore, lanczos_start, step_length
 from .mkl import mkl_spore
 from .start import distance_step, hop_start, resolve_hops
-from .svm_dual import sign_predictions
 
 __all__ = ["SPORE", "MultiGraphSPORE"]
 
@@ -35,14 +33,6 @@ FLOAT32_MIN_N = 1000
 
 
 # ------------------------------------------------------------------ shared by the estimators
-def _n_vertices(X):
-    """Number of vertices read from the input alone (before any graph is built), or None."""
-    try:
-        return int(_num_samples(X))
-    except TypeError:
-        return None
-
-
 def _dtype_for(dtype, n):
     if dtype == "auto":
         return np.float32 if n > FLOAT32_MIN_N else np.float64
@@ -79,40 +69,9 @@ def _check_K0(K0, n):
     return K
 
 
-def _labels(y, n, name):
-    y, classes, labeled = check_semisup_labels(y, n, estimator=name)
-    if classes.size != 2:
-        raise ValueError(f"Only binary classification is supported: {name} is a binary "
-                         f"method and y has {classes.size} classes ({classes.tolist()}) among "
-                         "its labeled points. Use one-vs-rest for more.")
-    signed = np.where(y == classes[1], 1.0, -1.0)
-    return classes, np.flatnonzero(labeled), signed
-
-
 def _pattern(W):
     """0/1 adjacency with the edges of a canonical CSR affinity (no stored zeros)."""
     return sp.csr_matrix((np.ones(W.nnz), W.indices.copy(), W.indptr.copy()), shape=W.shape)
-
-
-def _warn_unreached(A, labeled, name, stacklevel=4):
-    """Warn about unlabelled vertices in components without a label; return their number.
-
-    Every kernel these estimators use is block diagonal over the connected components
-    (K(G) is zero on non-edges; (cI + L)^-1 too), so such a vertex gets the score 0: it
-    carries no information and goes to the larger labelled class.
-    """
-    n_comp, comp = connected_components(A)
-    has_label = np.bincount(comp[labeled], minlength=n_comp) > 0
-    unlabeled = np.ones(A.shape[0], dtype=bool)
-    unlabeled[labeled] = False
-    k = int((unlabeled & ~has_label[comp]).sum())
-    if k:
-        warnings.warn(f"{k} unlabeled vertex(es) lie in graph components without any labeled "
-                      f"vertex (isolated vertices included); {name} gives them the score 0 "
-                      "and assigns them to the class with more labeled vertices. Label a "
-                      "vertex in each component, or use a graph that connects them (e.g. "
-                      "more n_neighbors).", UserWarning, stacklevel=stacklevel)
-    return k
 
 
 #: warn when more than this fraction of the unlabelled vertices has no labelled neighbour
@@ -163,14 +122,6 @@ def _step(step, K0s, n_labeled, n_outer):
     if step is None or step == "distance":
         return distance_step(K0s, n_labeled, n_outer)
     return step_length(None if step == "paper" else step, K0s[0].shape[0], n_outer)
-
-
-def _transduce(scores, classes, labeled, signed):
-    """Labels from scores (:func:`.svm_dual.sign_predictions`: exact ties to the larger
-    labelled class); labelled vertices keep their labels."""
-    s = sign_predictions(scores, signed, labeled)
-    s[labeled] = signed[labeled]
-    return np.where(s > 0, classes[1], classes[0])
 
 
 _SPORE_CONSTRAINTS = {
@@ -390,7 +341,7 @@ random_state :
         self
         """
         check_semisup_labels(y, estimator="SPORE")          # cheap: before the graph
-        n_pre = _n_vertices(X)
+        n_pre = n_vertices(X)
         if n_pre is not None:
             self._preflight(n_pre)
         W, _ = self._fit_graph(X)
@@ -398,7 +349,7 @@ random_state :
         n = W.shape[0]
         if n != n_pre:
             self._preflight(n)
-        classes, labeled, signed = _labels(y, n, "SPORE")
+        classes, labeled, signed = binary_labels(y, n, "SPORE")
         if self.affinity == "precomputed" and W.nnz and not np.all(W.data == 1.0):
             warnings.warn("X (precomputed affinity) is weighted; SPORE is defined on simple "
                           "graphs, so only the edge pattern (weight > 0) is used.",
@@ -407,7 +358,7 @@ random_state :
         dtype = _dtype_for(self.dtype, n)
         rs = check_random_state(self.random_state)
         A, K0 = self._start(_pattern(W), dtype, lanczos_start(n, rs))
-        self.n_unreached_ = _warn_unreached(A, labeled, "SPORE")
+        self.n_unreached_ = warn_unreached(A, labeled, "SPORE")
         self.far_from_labels_ = _warn_far_from_labels(A, labeled, "SPORE")
         self.step_ = _step(self.step, [K0], labeled.size, self.n_outer)
         res = iip_spore(A, signed, labeled, self.C, self.beta, n_outer=self.n_outer,
@@ -418,7 +369,7 @@ random_state :
         self.classes_ = classes
         self.embedding_ = res.K_best if best else res.K
         self.decision_scores_ = res.scores_best if best else res.scores
-        self.transduction_ = _transduce(self.decision_scores_, classes, labeled, signed)
+        self.transduction_ = transduce(self.decision_scores_, classes, labeled, signed)
         self.history_ = res.history
         self.best_iter_ = int(res.best_iter)
         self.n_iter_ = int(res.n_iter)
@@ -544,7 +495,7 @@ far_from_labels_, hops_, step_ :
         X = self._split_views(X)
         check_semisup_labels(y, estimator="MultiGraphSPORE")  # cheap: before the graphs
         M = len(X)
-        n_pre = _n_vertices(X[0])
+        n_pre = n_vertices(X[0])
         if n_pre is not None:
             _check_dense_memory(n_pre, M, _dtype_for(self.dtype, n_pre), "MultiGraphSPORE")
         graphs, sigmas = [], []
@@ -565,7 +516,7 @@ far_from_labels_, hops_, step_ :
         dtype = _dtype_for(self.dtype, n)
         if n != n_pre:
             _check_dense_memory(n, M, dtype, "MultiGraphSPORE")
-        classes, labeled, signed = _labels(y, n, "MultiGraphSPORE")
+        classes, labeled, signed = binary_labels(y, n, "MultiGraphSPORE")
         if self.affinity == "precomputed":
             weighted = [k for k, W in enumerate(graphs) if W.nnz and not np.all(W.data == 1.0)]
             if weighted:
@@ -580,7 +531,7 @@ far_from_labels_, hops_, step_ :
             A, K0, _ = hop_start(_pattern(W), self.hops_, dtype, v0)
             As.append(A)
             K0s.append(K0)
-        self.n_unreached_ = _warn_unreached(sum(As), labeled, "MultiGraphSPORE")
+        self.n_unreached_ = warn_unreached(sum(As), labeled, "MultiGraphSPORE")
         self.far_from_labels_ = _warn_far_from_labels(sum(As), labeled, "MultiGraphSPORE")
         self.step_ = _step(self.step, K0s, labeled.size, self.n_outer)
         res = mkl_spore(As, signed, labeled, self.C, self.beta, n_outer=self.n_outer,
@@ -595,7 +546,7 @@ far_from_labels_, hops_, step_ :
         self.weights_ = res.eta_best if best else res.eta
         self.embedding_ = sum(e * K for e, K in zip(self.weights_, self.kernels_))
         self.decision_scores_ = res.scores_best if best else res.scores
-        self.transduction_ = _transduce(self.decision_scores_, classes, labeled, signed)
+        self.transduction_ = transduce(self.decision_scores_, classes, labeled, signed)
         self.history_ = res.history
         self.best_iter_ = int(res.best_iter)
         self.n_iter_ = int(res.n_iter)

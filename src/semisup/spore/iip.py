@@ -31,7 +31,7 @@ from .._progress import log
 from .._threads import one_blas_thread_when
 from ..linalg.psd import (LANCZOS_MIN_N, min_eigenvalue, nsd_part, psd_part, symmetrize,
                           top_eigpair)
-from .svm_dual import svm_dual, svm_scores
+from ..linalg.svm_dual import svm_dual, svm_scores
 
 #: graphs of at most this many vertices are solved with one BLAS thread (the eigensolvers'
 #: tridiagonal reductions are memory-bound): on 2 cores a 2 000-node Table 2 fit took

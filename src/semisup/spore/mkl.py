@@ -24,9 +24,9 @@ from .._progress import log
 from .._threads import one_blas_thread_when
 from ..linalg.psd import psd_part, top_eigpair
 from ..linalg.simplex import project_simplex_rows
+from ..linalg.svm_dual import svm_dual, svm_scores
 from .iip import (ONE_THREAD_MAX_N, approx_projection, default_K0, default_n_inner,
                   edge_mask, infeasibility, lanczos_start, step_length)
-from .svm_dual import svm_dual, svm_scores
 
 __all__ = ["MKLResult", "mkl_objective", "mkl_spore"]
 

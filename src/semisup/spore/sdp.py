@@ -18,8 +18,8 @@ import numpy as np
 
 from .._optional import require
 from ..linalg.psd import project_psd
+from ..linalg.svm_dual import svm_dual
 from .iip import edge_mask
-from .svm_dual import svm_dual
 
 __all__ = ["spore_sdp", "mkl_spore_sdp_fixed_eta", "elliptope_projection_sdp"]
 

@@ -4,10 +4,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from semisup.spore.svm_dual import solve_box_qp, svm_dual, svm_scores
+from semisup.linalg.svm_dual import solve_box_qp, svm_dual, svm_scores
 
-# the shared graphs live next to this file; works in every pytest import mode
-sys.path.insert(0, str(Path(__file__).parent))
+# the shared SPORE graphs live in tests/; works in every pytest import mode
+sys.path.insert(0, str(Path(__file__).parents[1]))
 from spore_graphs import EDGES, S, Y, adjacency  # noqa: E402
 
 
@@ -73,7 +73,7 @@ def test_zero_kernel_puts_alpha_at_the_bound():
 
 
 def test_coordinate_ascent_fallback_agrees(rng):
-    from semisup.spore.svm_dual import _coordinate_ascent
+    from semisup.linalg.svm_dual import _coordinate_ascent
     B = rng.standard_normal((15, 6))
     G = B @ B.T / 6
     a_ref, v_ref, _, _ = solve_box_qp(G, 2.0)
