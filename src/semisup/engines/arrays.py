@@ -163,6 +163,15 @@ def knn_exact(X, n_neighbors, *, metric="euclidean", Q=None, float32=True, block
     -----
     Cost ``O(n m d)`` for the products, ``O(n m)`` for the selection; memory a few tiles
     plus ``O((n + m) d)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from semisup.engines.arrays import knn_exact
+    >>> X = np.array([[0.0], [1.0], [3.0]])             # a CuPy X runs on its device
+    >>> dist, ind = knn_exact(X, 1)
+    >>> ind.ravel().tolist(), dist.ravel().tolist()
+    ([1, 0, 1], [1.0, 1.0, 2.0])
     """
     xp, _ = array_modules(X)
     if metric not in ("euclidean", "cosine"):
@@ -396,6 +405,15 @@ def poisson_solve(W, labeled_idx, y_idx, n_classes, *, tol=1e-3, max_iter=None):
     Returns ``(U, n_iter, converged, unreached)``: ``U`` of ``W``'s module (n, K),
     ``unreached`` a host index array. ``tol`` is the relative residual of all columns
     together (``||R||_F <= tol ||D^{-1/2} B||_F``).
+
+    Examples
+    --------
+    >>> import numpy as np, scipy.sparse as sp
+    >>> from semisup.engines.arrays import poisson_solve
+    >>> W = sp.diags([np.ones(5), np.ones(5)], [-1, 1], format="csr")   # a path of 6
+    >>> U, n_iter, converged, unreached = poisson_solve(W, [0, 5], [0, 1], 2, tol=1e-12)
+    >>> U.argmax(axis=1).tolist(), converged
+    ([0, 0, 0, 1, 1, 1], True)
     """
     xp, _ = array_modules(W)
     n, K = W.shape[0], int(n_classes)
