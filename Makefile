@@ -15,7 +15,7 @@ MIN_PINS := $(shell sed -n 's/^ *"\(numpy\|scipy\|scikit-learn\|joblib\|threadpo
 # also proves that every test needing one of them skips cleanly without it.
 MIN_TEST_TOOLS := pytest pytest-timeout hypothesis
 
-.PHONY: demo test test-min venv venv-min print-min-pins clean wheel-check
+.PHONY: demo test test-min venv venv-min print-min-pins clean wheel-check gpu-check
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -55,6 +55,11 @@ test-min: venv-min
 
 print-min-pins:
 	@echo $(MIN_PINS)
+
+# the GPU engine's device check (a CUDA machine with CuPy; nothing installed): the GPU tests
+# and the MNIST benchmark, its record in $$OUT (tools/gpu_check.sh)
+gpu-check:
+	tools/gpu_check.sh
 
 clean:
 	rm -rf $(VENV) $(VENV_MIN) $(VENV_WHEEL) build dist src/*.egg-info .pytest_cache

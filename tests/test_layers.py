@@ -28,9 +28,10 @@ LAYERS = (
     ("semisup.baselines",),
     ("semisup.lass", "semisup.lapsvm", "semisup.clustering", "semisup.completion",
      "semisup.spore", "semisup.poisson"),
-    # engine implementations: they may use graph/ and linalg/; graph/ finds them only
-    # through the engines registry (by name, loaded on first use)
-    ("semisup.distributed", "semisup.engines.cupy"),
+    # engine implementations: they may use graph/ and linalg/ (the GPU engine's array-module
+    # code shares the CPU search's certificate); graph/ finds them only through the engines
+    # registry (by name, loaded on first use)
+    ("semisup.distributed", "semisup.engines.cupy", "semisup.engines.arrays"),
     ("semisup.plotting", "semisup.experiments"),
     ("semisup.cli",),
 )

@@ -143,7 +143,7 @@ def pair_keys(X, sq, metric):
     if metric == "cosine":
         return -X, X
     dt = X.dtype
-    one = np.ones((X.shape[0], 1), dtype=dt)
+    one = np.ones_like(sq, dtype=dt)[:, None]  # sq's array module (numpy, or CuPy on a GPU)
     s = sq.astype(dt)[:, None]
     if sp.issparse(X):
         return (sp.hstack([X * -2.0, s, one], format="csr"),
@@ -278,11 +278,13 @@ def _topm_rows(Lf, Rf, rows, m, budget):
     return top
 
 
-def exact_candidate_distances(Xq, sq_q, X, sq, cand, metric):
+def exact_candidate_distances(Xq, sq_q, X, sq, cand, metric, *, step=None):
     """float64 distances (squared for euclidean) of each query row to its candidates.
 
-    Dense: from differences ``|q - x|^2`` (no cancellation); sparse: the float64 Gram
-    formula, as scikit-learn computes it; cosine: ``1 - q.x`` on unit rows.
+    Dense: from differences ``|q - x|^2`` (no cancellation), ``step`` query rows at a time
+    (default: a cache-sized block); sparse: the float64 Gram formula, as scikit-learn
+    computes it; cosine: ``1 - q.x`` on unit rows. Dense arrays may be of another array
+    module (CuPy: the GPU engine); the result is then of that module.
     """
     b, m = cand.shape
     if sp.issparse(X):
@@ -291,9 +293,9 @@ def exact_candidate_distances(Xq, sq_q, X, sq, cand, metric):
         if metric == "cosine":
             return 1.0 - G
         return np.maximum(sq_q[:, None] + sq[cand] - 2.0 * G, 0.0)
-    out = np.empty((b, m))
-    # a few rows at a time: the gathered candidates stay in cache (about 2 MB)
-    step = max(1, 2 ** 18 // max(m * X.shape[1], 1))
+    out = np.empty_like(sq_q, shape=(b, m), dtype=np.float64)
+    if step is None:  # a few rows at a time: the gathered candidates stay in cache (~2 MB)
+        step = max(1, 2 ** 18 // max(m * X.shape[1], 1))
     for lo in range(0, b, step):
         C = X[cand[lo:lo + step]]
         if metric == "cosine":
@@ -302,6 +304,18 @@ def exact_candidate_distances(Xq, sq_q, X, sq, cand, metric):
             C -= Xq[lo:lo + step, None, :]
             out[lo:lo + step] = np.einsum("ijk,ijk->ij", C, C)
     return out
+
+
+def float32_key_error(n_features, norm_q, norm_max):
+    """Bound on the rounding error of a float32 ranking key of :func:`pair_keys`.
+
+    For points scaled by a power of two into float32's range, the float32 key of a pair is
+    within ``e = (d + 8) u (|q| + max|x|)^2`` of its exact value (``u = 2^-24``, ``d`` the
+    number of features, norms in the scaled units). A row's float32 selection is certified
+    when its exact k-th key is at most the smallest key left out minus ``e``: no point left
+    out is then nearer.
+    """
+    return (n_features + 8) * _U32 * (norm_q + norm_max) ** 2 + 1e-30
 
 
 def rank_candidates(D, cand, k):
@@ -384,7 +398,7 @@ def _exact_neighbors(X, k, metric, n_jobs=None, *, block_bytes=None, margin=None
         del Lf, Rf
         kth = finish(rows, top) * (s * s)  # the float32 keys are in units scaled by s^2
         norms = np.sqrt(sqF) * s
-        err = (F.shape[1] + 8) * _U32 * (norms[rows] + norms.max()) ** 2 + 1e-30
+        err = float32_key_error(F.shape[1], norms[rows], norms.max())
         if F is not Xe:  # the projection's rounding (see projected_bound_points)
             err += 4.0 * np.sqrt(d * 2.0 ** -52) * (norms[rows] + norms.max()) ** 2
         return rows[~(kth <= top.t[rows] - err)]

@@ -52,6 +52,13 @@ class CGInfo:
     residual_block: np.ndarray | None = None
 
 
+def _float64(a):
+    """``a`` as float64, in its own array module: numpy, or CuPy for the GPU engine."""
+    if isinstance(a, np.ndarray) or not hasattr(a, "__array_function__"):
+        return np.asarray(a, dtype=np.float64)
+    return a.astype(np.float64, copy=False)
+
+
 def _colnorm(R: np.ndarray, norm: str) -> np.ndarray:
     if norm == "inf":
         return np.abs(R).max(axis=0) if R.shape[0] else np.zeros(R.shape[1])
@@ -91,7 +98,7 @@ def block_pcg(A, B, X0=None, M_diag=None, rtol: float = 1e-8, atol: float = 0.0,
     """
     if norm not in ("2", "inf"):
         raise ValueError(f"norm must be '2' or 'inf', got {norm!r}.")
-    B = np.asarray(B, dtype=np.float64)
+    B = _float64(B)
     vec = B.ndim == 1
     if vec:
         B = B[:, None]
@@ -101,9 +108,9 @@ def block_pcg(A, B, X0=None, M_diag=None, rtol: float = 1e-8, atol: float = 0.0,
         X = np.zeros_like(B)
         R = B.copy()
     else:
-        X = np.array(X0, dtype=np.float64).reshape(B.shape)
+        X = _float64(X0).reshape(B.shape).copy()
         R = B - A @ X
-    dinv = None if M_diag is None else 1.0 / np.asarray(M_diag, dtype=np.float64)[:, None]
+    dinv = None if M_diag is None else 1.0 / _float64(M_diag)[:, None]
     bnorm = _colnorm(B, norm)
     tol = np.maximum(rtol * bnorm, atol)
     rnorm = _colnorm(R, norm)

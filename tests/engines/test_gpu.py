@@ -1,0 +1,191 @@
+"""The GPU engine on a CUDA device (CuPy) against the CPU path: skipped without one.
+
+Run by ``tools/gpu_check.sh`` (``pytest -m gpu tests/engines``).
+"""
+
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.datasets import make_blobs, make_moons
+from sklearn.neighbors import NearestNeighbors
+
+from semisup import LapRLS
+from semisup.baselines.harmonic import harmonic_solve
+from semisup.engines import arrays
+from semisup.graph import graph_from_neighbors, knn_search, laplacian
+
+pytestmark = pytest.mark.gpu
+
+cupy = pytest.importorskip("cupy", reason="the GPU engine needs CuPy (extra [gpu])")
+try:
+    _N_DEVICES = cupy.cuda.runtime.getDeviceCount()
+except Exception:  # no driver, or no device
+    _N_DEVICES = 0
+if not _N_DEVICES:
+    pytest.skip("no CUDA device", allow_module_level=True)
+
+from semisup.engines.cupy import CupyEngine  # noqa: E402  (after the skips)
+
+host = arrays.to_host
+
+
+def _points(n=400, d=12, seed=0):
+    return np.random.default_rng(seed).normal(size=(n, d))
+
+
+def _graph(X, k=8):
+    d, i = knn_search(X, k, method="exact")
+    return graph_from_neighbors(d, i, weights="heat")
+
+
+def test_array_modules_are_cupy():
+    xp, sparse = arrays.array_modules(cupy.zeros(3))
+    assert xp is cupy and sparse.__name__ == "cupyx.scipy.sparse"
+    assert arrays.free_memory(cupy) > 0
+
+
+@pytest.mark.parametrize("metric", ["euclidean", "cosine"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_knn_equals_cpu(metric, dtype):
+    X = make_blobs(3000, n_features=40, centers=20, random_state=0)[0].astype(dtype)
+    d, i = arrays.knn_exact(cupy.asarray(X), 10, metric=metric)
+    assert isinstance(d, cupy.ndarray) and d.dtype == np.float64 and i.dtype == np.int64
+    d0, i0 = knn_search(X, 10, metric=metric, method="exact")
+    np.testing.assert_array_equal(host(i), i0)
+    np.testing.assert_allclose(host(d), d0, rtol=1e-10, atol=1e-12)
+
+
+def test_knn_ties_and_duplicates_equal_cpu():
+    g = np.arange(12.0)
+    X = np.array([(a, b) for a in g for b in g])
+    X = np.vstack([X, X[:30], np.repeat(X[50:51], 25, axis=0)])
+    d, i = arrays.knn_exact(cupy.asarray(X), 6)
+    d0, i0 = knn_search(X, 6, method="exact")
+    d, i = host(d), host(i)
+    np.testing.assert_allclose(d, d0, atol=1e-12)
+    # which of more than m exactly tied points become candidates is the selection's choice
+    # (on either side); the neighbours nearer than the k-th distance are the same
+    for r in np.flatnonzero((i != i0).any(axis=1)):
+        near = d0[r] < d0[r, -1]
+        assert set(i[r][near]) == set(i0[r][near])
+    assert (i != i0).any(axis=1).sum() <= 30
+
+
+def test_knn_several_tiles_and_queries():
+    X, Q = _points(2000, 30, 1), _points(300, 30, 2)
+    d, i = arrays.knn_exact(cupy.asarray(X), 7, block_bytes=48 * 2000 * 128)
+    d0, i0 = knn_search(X, 7, method="exact")
+    np.testing.assert_array_equal(host(i), i0)
+    np.testing.assert_allclose(host(d), d0, rtol=1e-10)
+    d, i = arrays.knn_exact(cupy.asarray(X), 7, Q=cupy.asarray(Q))
+    d0, i0 = NearestNeighbors(n_neighbors=7, algorithm="brute").fit(X).kneighbors(Q)
+    np.testing.assert_array_equal(host(i), i0)
+    np.testing.assert_allclose(host(d), d0, rtol=1e-8)
+
+
+@pytest.mark.parametrize("weights", ["heat", "binary", "distance"])
+def test_graph_equals_cpu(weights):
+    d, i = knn_search(_points(), 8, method="exact")
+    W, sigma = arrays.knn_graph(cupy.asarray(d), cupy.asarray(i), weights=weights)
+    W0 = graph_from_neighbors(d, i, weights=weights)
+    Wh = sp.csr_matrix(W.get())
+    Wh.sort_indices()
+    np.testing.assert_array_equal(Wh.indptr, W0.indptr)
+    np.testing.assert_array_equal(Wh.indices, W0.indices)
+    np.testing.assert_allclose(Wh.data, W0.data, rtol=1e-14)
+
+
+@pytest.mark.parametrize("kind", ["unnormalized", "normalized"])
+def test_laplacian_products_equal_cpu(kind):
+    W = _graph(_points(300, 4))
+    V = np.random.default_rng(0).normal(size=(300, 4))
+    import cupyx.scipy.sparse as cusparse
+    apply = arrays.laplacian_apply(cusparse.csr_matrix(W), kind)
+    np.testing.assert_allclose(host(apply(cupy.asarray(V))), laplacian(W, kind=kind) @ V,
+                               atol=1e-12)
+
+
+def _two_components():
+    X, y = make_blobs(600, centers=[[0, 0], [4, 0], [40, 40]], cluster_std=0.7,
+                      random_state=0)
+    return _graph(X), y
+
+
+def test_harmonic_equals_cpu():
+    W, y = _two_components()
+    labeled = np.zeros(y.size, dtype=bool)
+    labeled[[np.flatnonzero(y == 0)[0], np.flatnonzero(y == 1)[0]]] = True
+    Y_l = np.eye(2)[y[labeled]]
+    F, n_iter, converged, unreached = CupyEngine().harmonic_solve(W, labeled, Y_l, tol=1e-10)
+    ref = harmonic_solve(W, labeled, Y_l, solver="cg", tol=1e-10)
+    assert isinstance(F, cupy.ndarray) and converged
+    np.testing.assert_array_equal(unreached, ref.unreached)
+    np.testing.assert_allclose(host(F), ref.F, atol=1e-9)
+
+
+def test_poisson_equals_numpy_path():
+    W, y = _two_components()
+    rng = np.random.default_rng(0)
+    labeled_idx = np.concatenate([rng.choice(np.flatnonzero(y == c), 3, replace=False)
+                                  for c in (0, 1)])
+    y_idx = y[labeled_idx].copy()
+    y_idx[[0, 3]] = 2
+    U, n_iter, converged, unreached = CupyEngine().poisson_solve(W, labeled_idx, y_idx, 3,
+                                                                 tol=1e-12)
+    U0, n0, _, unreached0 = arrays.poisson_solve(W, labeled_idx, y_idx, 3, tol=1e-12)
+    assert converged and abs(n_iter - n0) <= 2
+    np.testing.assert_array_equal(unreached, unreached0)
+    np.testing.assert_allclose(host(U), U0, atol=1e-9 * np.abs(U0).max())
+
+
+@pytest.mark.parametrize("dtype,gamma_A,rtol", [("float64", 1e-4, 1e-7),
+                                                ("float32", 1e-2, 1e-4)])
+def test_laprls_equals_closed_form(dtype, gamma_A, rtol):
+    for X, y in (make_moons(200, noise=0.1, random_state=0),
+                 make_blobs(200, centers=3, random_state=1)):
+        y_train = np.full_like(y, -1)
+        for c in np.unique(y):
+            y_train[np.flatnonzero(y == c)[:3]] = c
+        est = LapRLS(gamma_A=gamma_A, solver="closed_form", kernel_dtype=dtype).fit(X, y_train)
+        Y = est._encode(y_train, est.classes_, y_train != -1)
+        fit = CupyEngine().laprls_fit(X, Y, est.affinity_matrix_,
+                                      kernel_sigma=est.kernel_sigma_, gamma_A=gamma_A,
+                                      kernel_dtype=dtype, tol=1e-10, max_iter=3000)
+        f0 = est.decision_function(X)
+        assert isinstance(fit.decision, cupy.ndarray)
+        np.testing.assert_allclose(host(fit.decision), f0, atol=rtol * np.abs(f0).max())
+
+
+def test_kernel_memory_check_speaks_of_device_memory(monkeypatch):
+    monkeypatch.setattr(arrays, "free_memory", lambda xp: 10_000)
+    with pytest.raises(MemoryError, match="of device memory"):
+        arrays.rbf_kernel(cupy.asarray(_points(200, 3)), 1.0)
+
+
+def _est(**kw):
+    params = dict(affinity="knn", n_neighbors=8, weights="heat", graph_sigma=None,
+                  threshold=None, metric="euclidean", knn_method="auto", n_jobs=None,
+                  random_state=None)
+    params.update(kw)
+    return SimpleNamespace(**params)
+
+
+def test_engine_graph_and_query_affinities_equal_cpu():
+    X, Q = _points(500, 6, 3), _points(40, 6, 4)
+    eng = CupyEngine()
+    est = _est()
+    Xd = eng.check_points(est, cupy.asarray(X))
+    fit = eng.fit_graph(est, Xd)
+    d, i = knn_search(X, 8, method="exact")
+    W0 = graph_from_neighbors(d, i, weights="heat")
+    np.testing.assert_allclose(fit.W.get().toarray(), W0.toarray(), rtol=1e-13)
+    Wq = eng.query_affinity(est, fit.state, cupy.asarray(Q))
+    dq, iq = NearestNeighbors(n_neighbors=8, algorithm="brute").fit(X).kneighbors(Q)
+    vals = np.exp(-0.5 * (dq / fit.graph_sigma) ** 2)
+    Wq0 = sp.csr_matrix((vals.ravel(), iq.ravel(), np.arange(0, 40 * 8 + 1, 8)),
+                        shape=(40, 500))
+    np.testing.assert_allclose(Wq.get().toarray(), Wq0.toarray(), rtol=1e-8)
+    with pytest.raises(ValueError, match="affinity='rbf_threshold'"):
+        eng.check_points(_est(affinity="rbf_threshold"), Xd)
