@@ -473,7 +473,13 @@ class MatrixCompletionTransducer(TransductiveMixin, TransformerMixin, Classifier
             if not tune_mu:      # only the last grid value (the given mu) is a candidate
                 errs[:, :-1] = np.nan
             self.cv_errors_ = errs
-            i, j = np.unravel_index(np.nanargmin(errs), errs.shape)
+            if criterion == "entry":
+                i, j = np.unravel_index(np.nanargmin(errs), errs.shape)
+            else:
+                # exact ties hold the same held-out predictions: the smaller mu gives them
+                # with larger margins (the first stages' scores are ~0, and a refit there
+                # flipped every binary digits prediction to the positive class)
+                i, j = np.argwhere(errs == np.nanmin(errs))[-1]
         else:
             self.cv_errors_ = None
             i, j = 0, grid.size - 1

@@ -28,6 +28,13 @@ from .metrics import sign_pm
 __all__ = ["fold_masks", "item_fold_masks", "observed_sigma1", "mu_grid", "held_out_error",
            "cv_label_errors", "cv_imputation_errors", "CRITERIA"]
 
+#: weight of the plain error added to the mean balanced one when ``(lam, mu)`` is chosen
+#: (not in a fold's stopping rule): it only breaks ties, where the
+#: balanced error cannot tell "every item positive" from "every item negative" (the first
+#: stages of a path, whose scores are 0, predict the positive class: a binary digits fit
+#: returned it for every item, error 0.80)
+BALANCED_TIE_BREAK = 1e-6
+
 #: held-out label errors: per entry (the paper's, multi-label), argmax class of a
 #: one-vs-rest single-label target, balanced error of one binary task
 CRITERIA = ("entry", "argmax", "balanced")
@@ -176,10 +183,13 @@ def _fold_label_errors(X, MX, Y, MY, hx, hy, variant, lam, grid, fpc_kw, patienc
     err = np.full(grid.size, np.nan)
     t = Y.shape[0]
     stop = _PastMinimum(patience, count_ties=criterion != "entry")
+    plain = np.full(grid.size, np.nan)
 
     def record(k, mu, Z, b):
         S = Z[:t] if b is None else Z[:t] + b[:, None]
         err[k] = held_out_error(S, Y, hy, criterion)
+        if criterion == "balanced":
+            plain[k] = held_out_error(S, Y, hy)
         return stop(err[k])
 
     path = fpc_path(X, MX & ~hx, Y, MY & ~hy, variant=variant, lam=lam, mus=grid,
@@ -189,7 +199,7 @@ def _fold_label_errors(X, MX, Y, MY, hx, hy, variant, lam, grid, fpc_kw, patienc
         log(f"[cv] {name}lam={lam:g}: {path.mus.size} mu values, {int(path.n_iter.sum())} "
             f"iterations, best held-out label error {err[k]:.3f} at mu={grid[k]:.3g} "
             f"[{time.perf_counter() - t0:.1f}s]")
-    return err
+    return err + BALANCED_TIE_BREAK * plain if criterion == "balanced" else err
 
 
 def _run(jobs, n_jobs):
@@ -231,9 +241,10 @@ def cv_label_errors(X, MX, Y, MY, *, variant, lams, grid, n_folds=5, rng=None,
         1: one line per fold path on stderr (from the worker when ``n_jobs`` is set);
         2: also one line per continuation stage.
     criterion : {"entry", "argmax", "balanced"}
-        Held-out label error (:func:`held_out_error`). ``"entry"`` splits ``Omega_Y`` by
-        entry (the paper); the others hold out whole labelled items, stratified by class
-        (:func:`item_fold_masks`; fewer folds when there are fewer labelled items).
+        Held-out label error (:func:`held_out_error`; ``"balanced"`` plus
+        :data:`BALANCED_TIE_BREAK` times the plain error). ``"entry"`` splits ``Omega_Y``
+        by entry (the paper); the others hold out whole labelled items, stratified by
+        class (:func:`item_fold_masks`; fewer folds when there are fewer labelled items).
     **fpc_kw
         Passed to :func:`fpc_path` (``tol``, ``c``, ``max_inner``, ``svd``, ...).
 
