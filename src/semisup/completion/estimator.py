@@ -16,13 +16,13 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, TransformerMixin
 from sklearn.utils import check_array
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import _check_feature_names, check_is_fitted
 
 from .._base import TransductiveMixin, _fingerprint, _fit_context
 from .._progress import log
 from .._validation import check_memory, check_multilabel_target, check_semisup_labels
 from .fpc import continuation_grid, fpc_path
-from .model_selection import CV_PATIENCE, cv_label_errors, observed_sigma1
+from .model_selection import CV_PATIENCE, cv_label_errors, held_out_error, observed_sigma1
 
 __all__ = ["MatrixCompletionTransducer", "pm_to_indicator"]
 
@@ -47,19 +47,24 @@ def _check_features_memory(shape):
                  "features), or reduce the features first (e.g. TruncatedSVD).")
 
 
-def _check_features(X):
-    """Items-as-rows features with NaN (dense) or absent entries (sparse) as missing."""
+def _check_features(X, sparse_absent="zero"):
+    """Items-as-rows features and their observed mask: NaN marks a missing entry; the
+    absent entries of a sparse X are zeros (scikit-learn's reading) or, with
+    ``sparse_absent="missing"``, missing."""
     if sp.issparse(X):
         _check_features_memory(X.shape)             # before densifying anything
         coo = sp.coo_matrix(X)
         n, d = coo.shape
+        if np.isinf(coo.data).any():
+            raise ValueError(f"X contains {int(np.isinf(coo.data).sum())} infinite "
+                             "value(s); only NaN marks a missing feature.")
         Xd = np.zeros((n, d))
-        M = np.zeros((n, d), dtype=bool)
+        M = np.full((n, d), sparse_absent == "zero")
         Xd[coo.row, coo.col] = coo.data
         M[coo.row, coo.col] = True
-        if not np.isfinite(coo.data).all():
-            raise ValueError("X (sparse) has NaN or infinite stored entries; a sparse X "
-                             "marks missing features by leaving them out.")
+        nan = np.isnan(Xd)
+        M[nan] = False
+        Xd[nan] = 0.0
     else:
         Xa = np.asarray(X)
         if Xa.dtype.kind == "c":
@@ -87,7 +92,10 @@ def _check_features(X):
     empty_feat = np.flatnonzero(~M.any(axis=0))
     if empty_feat.size:
         raise ValueError(f"feature column(s) {empty_feat[:10].tolist()} have no observed "
-                         "entry: nothing can be imputed for them; drop them.")
+                         "entry: nothing can be imputed for them; drop them"
+                         + (" (the absent entries of a sparse X are missing with "
+                            "sparse_absent='missing'; 'zero' reads them as zeros)."
+                            if sp.issparse(X) and sparse_absent == "missing" else "."))
     return Xd, M
 
 
@@ -119,6 +127,24 @@ def pm_to_indicator(Y_pm):
     return out
 
 
+def _warn_pm_coding(y):
+    """The paper's coding (+1 / -1, 0 unobserved) uses the library's three values with
+    other meanings; zeros outnumbering both other values fit it better than ours (there
+    the unobserved entries, -1, are usually the most frequent)."""
+    if y is None or sp.issparse(y):
+        return
+    ya = np.asarray(y)
+    if ya.dtype.kind not in "iuf":
+        return
+    vals, counts = np.unique(ya, return_counts=True)
+    if vals.size == 3 and np.array_equal(vals, [-1, 0, 1]) and counts[1] > counts[[0, 2]].max():
+        warnings.warn(
+            f"y holds -1, 0 and 1 with 0 the most frequent ({counts[1]} of {ya.size}); it is "
+            "read as the library's coding (1 positive, 0 negative, -1 unobserved). If it is "
+            "the paper's coding (+1 / -1, 0 unobserved), convert it with "
+            "semisup.completion.pm_to_indicator(y) first.", UserWarning, stacklevel=4)
+
+
 def _encode_target(y, n):
     """The estimator's target in the solver's +1/-1 coding.
 
@@ -144,6 +170,37 @@ def _encode_target(y, n):
     return Ypm, Ypm != 0, classes, False
 
 
+def _cv_possible(Y, MY, criterion, n_folds):
+    """Whether the observed labels (items as rows) can be cross-validated: at least
+    ``n_folds`` observed entries (per-entry folds), or two labelled items of every class
+    (item folds: a class with one label has none left to train on when it is held out)."""
+    if criterion == "entry":
+        return int(MY.sum()) >= n_folds
+    items = np.flatnonzero(MY.any(axis=1))
+    cls = (Y[items, 0] > 0) if Y.shape[1] == 1 else np.argmax(Y[items], axis=1)
+    return np.unique(cls, return_counts=True)[1].min() >= 2
+
+
+def _fit_labels_stage(X, MX, Y, MY, variant, lam, grid, tune_mu, rng, fpc_kw):
+    """Fallback for too few labels to cross-validate: the grid index of the largest
+    ``mu`` whose completion has the lowest error on the observed labels themselves (the
+    path stops once it reproduces all of them). The error is per entry, i.e. the sign of
+    every one-vs-rest score: an argmax among label rows still near 0 reproduces the
+    labels by margins of 1e-6 (digits, one label per class: every item one class)."""
+    if not tune_mu:
+        return grid.size - 1
+    t = Y.shape[0]
+    err = np.full(grid.size, np.inf)
+
+    def record(k, mu, Z, b):
+        err[k] = held_out_error(Z[:t] if b is None else Z[:t] + b[:, None], Y, MY)
+        return err[k] == 0.0
+
+    fpc_path(X, MX, Y, MY, variant=variant, lam=lam, mus=grid, callback=record,
+             random_state=rng, **(fpc_kw | {"warn": False}))
+    return int(np.argmin(err))
+
+
 class MatrixCompletionTransducer(TransductiveMixin, TransformerMixin, ClassifierMixin,
                                  BaseEstimator, auto_wrap_output_keys=None):
     """Transductive multi-label classification and feature imputation by matrix completion.
@@ -164,9 +221,23 @@ class MatrixCompletionTransducer(TransductiveMixin, TransformerMixin, Classifier
 
     Labels follow the library's convention: ``fit(X, y)`` with a 1-D ``y`` of class labels
     and ``-1`` for unlabeled items (two classes are one task; more are one task per class,
-    one-vs-rest), or a 2-D ``{0, 1}`` indicator matrix with ``-1`` for unobserved entries
-    (several binary tasks). The paper's +1/-1 coding is internal
-    (:func:`pm_to_indicator` converts data stored in it).
+    one-vs-rest, and the label is the class of the largest score), or a 2-D ``{0, 1}``
+    indicator matrix with ``-1`` for unobserved entries (several binary tasks). The paper's
+    +1/-1 coding is internal (:func:`pm_to_indicator` converts data stored in it; a ``y``
+    of -1, 0 and 1 whose most frequent value is 0 draws a warning naming it).
+
+    The cross-validation criterion follows the target. An indicator matrix is scored per
+    held-out entry (the paper's protocol). A 1-D ``y`` holds out whole labelled items,
+    stratified by class, and scores the held-out items' labels: the argmax class for
+    more than two classes, the balanced error (mean of the two classes' error rates) for
+    two, so that predicting one class everywhere never wins. Each fold's path stops at
+    the first of :data:`~semisup.completion.model_selection.CV_PATIENCE` successive
+    values that did not improve on its best. When a class has a single label (nothing
+    left to train on when it is held out) or an indicator matrix has fewer observed
+    entries than folds, ``mu`` (and ``lam``) cannot be cross-validated: the fit then
+    takes the largest ``mu`` of the path whose completion reproduces the most observed
+    labels (all of them, usually), with ``lam = max(lam_grid)`` if ``lam="cv"``, and sets
+    ``cv_fallback_``.
 
     Parameters
     ----------
@@ -196,6 +267,11 @@ class MatrixCompletionTransducer(TransductiveMixin, TransformerMixin, Classifier
     standardize : bool, default=False
         Centre and scale every feature by its observed entries before completing (spec §10
         default for real data); ``features_`` are returned in the original units.
+    sparse_absent : {"zero", "missing"}, default="zero"
+        What the absent entries of a sparse ``X`` mean: zeros, as for every scikit-learn
+        estimator (a TF-IDF matrix is fully observed), or missing features (the stored
+        entries, explicit zeros included, are the observed ones). NaN marks a missing
+        entry in either case, and in a dense ``X``.
     svd : {"auto", "exact", "gram", "randomized"}, default="auto"
         Shrinkage method (:func:`semisup.linalg.lowrank.shrink`).
     solver : {"apg", "fpc"}, default="apg"
@@ -240,6 +316,11 @@ class MatrixCompletionTransducer(TransductiveMixin, TransformerMixin, Classifier
         The shared CV grid (``mu_path_`` is its prefix).
     cv_errors_ : ndarray of shape ``(len(lam_grid), len(mu_grid_))`` or None
         Mean held-out label error (NaN where no fold reached that ``mu``).
+    cv_criterion_ : {"entry", "argmax", "balanced"}
+        The held-out label error used (see above).
+    cv_fallback_ : bool
+        True when ``mu`` / ``lam`` were to be cross-validated but the labels were too few
+        (see above).
     n_iter_ : int
         FPC iterations of the refit, all stages.
     n_iter_per_stage_ : ndarray
@@ -249,6 +330,8 @@ class MatrixCompletionTransducer(TransductiveMixin, TransformerMixin, Classifier
     path_ : FPCPath
         The refit's full record.
     n_features_in_ : int
+    feature_names_in_ : ndarray of str
+        Column names of ``X`` when it has string column names (a DataFrame).
     n_tasks_ : int
 
     Examples
@@ -277,6 +360,7 @@ class MatrixCompletionTransducer(TransductiveMixin, TransformerMixin, Classifier
         "max_inner": [Interval(Integral, 1, None, closed="left")],
         "n_folds": [Interval(Integral, 2, None, closed="left")],
         "standardize": ["boolean"],
+        "sparse_absent": [StrOptions({"zero", "missing"})],
         "svd": [StrOptions({"auto", "exact", "gram", "randomized"})],
         "solver": [StrOptions({"apg", "fpc"})],
         "n_jobs": [Integral, None],
@@ -286,8 +370,8 @@ class MatrixCompletionTransducer(TransductiveMixin, TransformerMixin, Classifier
 
     def __init__(self, variant="mc1", lam=1.0, mu="cv", *, lam_grid=LAMBDA_GRID,
                  mu_final=1e-5, eta=0.25, tol=1e-5, step_factor=3.8, max_inner=10_000,
-                 n_folds=5, standardize=False, svd="auto", solver="apg", n_jobs=None,
-                 random_state=None, verbose=0):
+                 n_folds=5, standardize=False, sparse_absent="zero", svd="auto",
+                 solver="apg", n_jobs=None, random_state=None, verbose=0):
         self.variant = variant
         self.lam = lam
         self.mu = mu
@@ -299,6 +383,7 @@ class MatrixCompletionTransducer(TransductiveMixin, TransformerMixin, Classifier
         self.max_inner = max_inner
         self.n_folds = n_folds
         self.standardize = standardize
+        self.sparse_absent = sparse_absent
         self.svd = svd
         self.solver = solver
         self.n_jobs = n_jobs
@@ -320,8 +405,9 @@ class MatrixCompletionTransducer(TransductiveMixin, TransformerMixin, Classifier
 
         Parameters
         ----------
-        X : array-like (n, d) with NaN for missing features, or a sparse matrix whose
-            stored entries (explicit zeros included) are the observed features.
+        X : array-like or sparse matrix (n, d)
+            Features, NaN for a missing one (the absent entries of a sparse matrix: see
+            ``sparse_absent``).
         y : array-like (n,) or (n, t)
             Class labels with -1 for unlabeled items, or a {0, 1} indicator matrix with -1
             for unobserved entries.
@@ -336,7 +422,9 @@ class MatrixCompletionTransducer(TransductiveMixin, TransformerMixin, Classifier
         if self.lam == "cv" and (lam_grid.size == 0 or not np.all(lam_grid > 0)):
             raise ValueError("lam_grid must hold positive numbers, got "
                              f"{list(self.lam_grid)!r}.")
-        Xd, MX = _check_features(X)
+        _check_feature_names(self, X, reset=True)
+        Xd, MX = _check_features(X, self.sparse_absent)
+        _warn_pm_coding(y)
         Yd, MY, classes, multilabel = _encode_target(y, Xd.shape[0])
         _warn_empty_items(MX, MY)
         n, d = Xd.shape
@@ -358,20 +446,40 @@ class MatrixCompletionTransducer(TransductiveMixin, TransformerMixin, Classifier
         grid = continuation_grid(sigma1, self.mu_final if tune_mu else self.mu, self.eta)
         lams = list(lam_grid) if self.lam == "cv" else [float(self.lam)]
         self.mu_grid_ = grid
-        if tune_mu or len(lams) > 1:
+        criterion = "entry" if multilabel else ("balanced" if classes.size == 2 else
+                                                 "argmax")
+        self.cv_criterion_ = criterion
+        tune = tune_mu or len(lams) > 1
+        self.cv_fallback_ = tune and not _cv_possible(Yd, MY, criterion, self.n_folds)
+        if self.cv_fallback_:
+            lams = [max(lams)]
+            log(f"[MatrixCompletionTransducer] too few labels to cross-validate: the path "
+                f"stops where it reproduces the observed labels (lam={lams[0]:g})",
+                self.verbose)
+            self.cv_errors_ = None
+            i, j = 0, _fit_labels_stage(Xt, MXt, Yt, MYt, self.variant, lams[0], grid,
+                                        tune_mu, rng, fpc_kw)
+        elif tune:
             log(f"[MatrixCompletionTransducer] CV: {len(lams)} lam x {self.n_folds} folds, "
                 f"{grid.size} mu values", self.verbose)
             errs, per = cv_label_errors(Xt, MXt, Yt, MYt, variant=self.variant, lams=lams,
                                         grid=grid, n_folds=self.n_folds, rng=rng,
                                         n_jobs=self.n_jobs, random_state=rng,
                                         patience=CV_PATIENCE if tune_mu else None,
-                                        verbose=self.verbose, **fpc_kw)
+                                        verbose=self.verbose, criterion=criterion,
+                                        **fpc_kw)
             # compare only mu values every fold reached (a fold stops past its minimum)
             errs[~np.isfinite(per).all(axis=1)] = np.nan
             if not tune_mu:      # only the last grid value (the given mu) is a candidate
                 errs[:, :-1] = np.nan
             self.cv_errors_ = errs
-            i, j = np.unravel_index(np.nanargmin(errs), errs.shape)
+            if criterion == "entry":
+                i, j = np.unravel_index(np.nanargmin(errs), errs.shape)
+            else:
+                # exact ties hold the same held-out predictions: the smaller mu gives them
+                # with larger margins (the first stages' scores are ~0, and a refit there
+                # flipped every binary digits prediction to the positive class)
+                i, j = np.argwhere(errs == np.nanmin(errs))[-1]
         else:
             self.cv_errors_ = None
             i, j = 0, grid.size - 1
