@@ -308,8 +308,9 @@ def scale_sigma(X) -> float:
     """RBF width matching scikit-learn's ``gamma="scale"``: ``sigma^2 = d Var(X) / 2``.
 
     Then ``k = exp(-||x - x'||^2 / (2 sigma^2))`` is ``exp(-2)`` at the mean squared distance
-    between two points (``2 d Var(X)``), whatever the units of ``X``. ``X`` may be dense,
-    sparse or a dask array (reduced on the workers, to the bit of the numpy value).
+    between two points (``2 d Var(X)``), whatever the units of ``X``. ``Var(X)`` is the
+    variance of all entries (``np.var(X)``), for a dense, sparse or dask ``X`` alike (a
+    dask one is reduced on the workers, to the bit of the numpy value).
 
     Examples
     --------
@@ -326,9 +327,12 @@ def scale_sigma(X) -> float:
     scale = top if top > 1e150 else 1.0
     Xs = X * (1.0 / scale) if scale != 1.0 else X
     if sp.issparse(Xs):
-        n = Xs.shape[0]
-        mean = np.asarray(Xs.mean(axis=0)).ravel()
-        var = float(Xs.multiply(Xs).sum() / n - mean @ mean) / Xs.shape[1]
+        # np.var of the dense matrix (the variance of all entries, one rule for dense and
+        # sparse X), two-pass: stored entries, then the implicit zeros at distance mean
+        size = Xs.shape[0] * Xs.shape[1]
+        data = sp.csr_matrix(Xs).data
+        mean = float(data.sum()) / size
+        var = (float(((data - mean) ** 2).sum()) + (size - data.size) * mean ** 2) / size
     else:
         var = float(np.var(Xs))
     if not var > 0:
