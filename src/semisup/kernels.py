@@ -103,8 +103,9 @@ def _prepare(X, Y, kernel, sigma, degree, gamma, coef0):
         symmetric = Y is X
         top = max(_max_abs(X), 0.0 if symmetric else _max_abs(Y))
         if top > _SAFE_MAGNITUDE or 0.0 < top < 1.0 / _SAFE_MAGNITUDE:
-            X = X * (1.0 / top)
-            Y = X if symmetric else Y * (1.0 / top)
+            # X / top, not X * (1 / top): 1 / top overflows for a subnormal top
+            X = X / top
+            Y = X if symmetric else Y / top
             params["sigma"] = params["sigma"] / top
             params["rescaled"] = True
     return X, Y, params
@@ -322,10 +323,10 @@ def scale_sigma(X) -> float:
     top = float(abs(X).max()) if X.shape[0] * X.shape[1] else 0.0
     if not top > 0:
         return 1.0          # X = 0: any width gives the same (all-ones) kernel
-    # values whose squares would overflow: computed on X / max|X| (otherwise on X itself,
-    # so that a dask X gives the numpy result to the bit)
-    scale = top if top > 1e150 else 1.0
-    Xs = X * (1.0 / scale) if scale != 1.0 else X
+    # values whose squares would overflow or vanish: computed on X / max|X| (otherwise on X
+    # itself, so that a dask X gives the numpy result to the bit)
+    scale = top if (top > 1e150 or top < 1e-150) else 1.0
+    Xs = X / scale if scale != 1.0 else X
     if sp.issparse(Xs):
         # np.var of the dense matrix (the variance of all entries, one rule for dense and
         # sparse X), two-pass: stored entries, then the implicit zeros at distance mean
