@@ -147,3 +147,24 @@ def test_public_kernel_functions_validate_their_parameters(data):
         linear_kernel(X, dtype="not a dtype")
     with pytest.raises(ValueError, match="numeric"):
         linear_kernel(np.array([["a", "b"]]))
+
+
+def test_scale_width_is_one_rule_for_dense_and_sparse():
+    from semisup.kernels import scale_sigma
+    rng = np.random.default_rng(0)
+    X = (rng.normal(size=(60, 4)) + [3.0, 0.0, -2.0, 5.0]) * (rng.random((60, 4)) < 0.5)
+    dense = scale_sigma(X)
+    assert dense == pytest.approx(np.sqrt(4 * X.var() / 2), rel=1e-12)
+    for fmt in (sp.csr_matrix, sp.csc_matrix):
+        assert scale_sigma(fmt(X)) == pytest.approx(dense, rel=1e-12)
+
+
+def test_subnormal_points_give_a_finite_kernel_and_width():
+    # 1 / max|X| overflows for subnormal X: the rescaling divides instead (issue #30 item 9)
+    from semisup.kernels import scale_sigma
+    X = np.random.default_rng(0).normal(size=(20, 2))
+    sigma = scale_sigma(X)
+    assert scale_sigma(X * 1e-310) == pytest.approx(sigma * 1e-310, rel=1e-6)
+    K = rbf_kernel(X * 1e-310, sigma=sigma * 1e-310)
+    assert np.isfinite(K).all()
+    np.testing.assert_allclose(K, rbf_kernel(X, sigma=sigma), atol=1e-6)

@@ -39,12 +39,7 @@ METHODS = LAYERS[7]
 
 #: imports running up that are known and owned elsewhere (issue #28): each must disappear
 #: (the test fails when one is gone, so that the entry is removed with the fix)
-KNOWN_UPWARD = {
-    # LapSVM recognises a dask X and builds a DaskKernel itself; belongs to the kernel entry
-    # point (kernels.py asking the engine), issue #28 item 5
-    ("semisup.lapsvm.estimator", "semisup.distributed._dask"),
-    ("semisup.lapsvm.estimator", "semisup.distributed"),
-}
+KNOWN_UPWARD: set = set()
 
 
 def _module_name(path: Path) -> str:

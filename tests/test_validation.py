@@ -90,3 +90,15 @@ def test_warn_convergence_is_sklearn_convergence_warning():
         warnings.simplefilter("always")
         warn_convergence("increase max_iter")
     assert rec and issubclass(rec[0].category, SkCW) and "max_iter" in str(rec[0].message)
+
+
+def test_a_zero_for_unlabelled_coding_warns():
+    # {-1, +1} classes with 0 = unlabelled (another library's convention): 0 is the majority
+    y = np.r_[np.zeros(40, dtype=int), -1, -1, 1, 1]
+    with pytest.warns(UserWarning, match=r"\{-1, 0, 1\} with 0 the most frequent"):
+        check_semisup_labels(y)
+    # the library's own coding (-1 unlabelled, classes 0 / 1) and a fully labelled {0, 1}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        check_semisup_labels(np.r_[np.full(40, -1), 0, 0, 1, 1])
+        check_semisup_labels(np.r_[np.zeros(40, dtype=int), 1, 1])

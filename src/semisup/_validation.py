@@ -112,6 +112,18 @@ def check_semisup_labels(y, n_samples: int | None = None, *, min_classes: int = 
             msg += (" If -1 is a class label here (a {-1, +1} coding), recode it, e.g. "
                     "y = (y + 1) // 2, and mark unlabeled points with -1.")
         raise ValueError(msg)
+    if (y.dtype.kind in "iuf" and (~labeled).any() and classes.size == 2 and classes[0] == 0
+            and classes[1] > 0):
+        n_zero = int(np.count_nonzero(y == 0))
+        if n_zero > y.size - n_zero:
+            # {-1, 0, +1} with 0 the majority: the convention where 0 marks unlabelled
+            # points and -1 / +1 are the classes, read here as -1 = unlabelled, 0 a class
+            warnings.warn(
+                f"{name} codes its labels as {{-1, 0, {classes[1]:g}}} with 0 the most "
+                f"frequent ({n_zero} of {y.size}): read here as -1 = unlabeled and 0 a "
+                f"class. If 0 marks unlabeled points and -1 is a class (another library's "
+                f"convention), recode it: y = np.where(y == 0, -1, (y > 0).astype(int)).",
+                UserWarning, stacklevel=3)
     return y, classes, labeled
 
 

@@ -10,17 +10,25 @@ The full matrix is built in row blocks so that the temporary memory stays at abo
 would not fit raises ``MemoryError`` with the estimate. Parameters are validated
 declaratively (an error names the parameter and its allowed values); a kernel whose values
 overflow the output dtype raises ``ValueError`` instead of returning inf or NaN.
+
+:func:`make_kernel` is the one entry point of the kernel methods (LapSVM, LapRLS): the
+width from the data, the dtype, dense / sparse / precomputed / Dask input, the memory
+check, and the PSD, degeneracy and magnitude checks, the last two read from the row blocks
+as they are written (no pass over the kernel, no n x n temporary beside it).
 """
 
 from __future__ import annotations
 
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
+from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions, validate_params
 
 from ._validation import _as_numeric_matrix, check_finite, check_memory
+from .engines import DEFAULT_ENGINE, engine_for, engine_name
 
 _KERNELS = ("rbf", "polynomial", "linear")
 
@@ -66,14 +74,105 @@ def _block(Xb, Y, kernel, params, y_norms):
         return G
     if kernel == "polynomial":
         return (params["gamma"] * G + params["coef0"]) ** params["degree"]
-    d2 = _sq_norms(Xb)[:, None] + y_norms[None, :] - 2.0 * G
+    # in place on two block-sized arrays, rounded as exp(-(|x|^2 + |y|^2 - 2 x.y)^+ / 2s^2)
+    d2 = np.add.outer(_sq_norms(Xb), y_norms)
+    G *= 2.0
+    d2 -= G
+    del G
     np.maximum(d2, 0.0, out=d2)
     if not params["rescaled"]:
-        return np.exp(-d2 / (2.0 * params["sigma"] ** 2))
+        np.negative(d2, out=d2)
+        d2 /= 2.0 * params["sigma"] ** 2
+        return np.exp(d2, out=d2)
     # rescaled points: sigma may be tiny, so (d / sigma)^2 rather than d^2 / sigma^2; it may
     # overflow to inf for far-apart points, whose kernel value 0 is then exact
+    np.sqrt(d2, out=d2)
+    d2 /= params["sigma"]
     with np.errstate(over="ignore"):
-        return np.exp(-0.5 * (np.sqrt(d2) / params["sigma"]) ** 2)
+        np.square(d2, out=d2)
+    d2 *= -0.5
+    return np.exp(d2, out=d2)
+
+
+def _prepare(X, Y, kernel, sigma, degree, gamma, coef0):
+    """``(X, Y, params)`` for :func:`_fill` (``Y is X`` for the symmetric kernel)."""
+    params = dict(sigma=float(sigma), degree=int(degree), gamma=float(gamma),
+                  coef0=float(coef0), rescaled=False)
+    if kernel == "rbf":
+        # ||x||^2 overflows float64 from |x| ~ 1e154 (inf - inf = NaN where k = 0) and
+        # vanishes below 1e-154: rescale points and width together (k is unchanged)
+        symmetric = Y is X
+        top = max(_max_abs(X), 0.0 if symmetric else _max_abs(Y))
+        if top > _SAFE_MAGNITUDE or 0.0 < top < 1.0 / _SAFE_MAGNITUDE:
+            # X / top, not X * (1 / top): 1 / top overflows for a subnormal top
+            X = X / top
+            Y = X if symmetric else Y / top
+            params["sigma"] = params["sigma"] / top
+            params["rescaled"] = True
+    return X, Y, params
+
+
+def _fill(X, Y, kernel, params, dtype, block_bytes, stats=False):
+    """The kernel written in row blocks; with ``stats`` also what the checks need.
+
+    Returns ``(K, top, row_top)``: ``top`` is the largest ``|K_ij|`` and ``row_top`` each
+    row's largest entry off the diagonal (RBF), both read from each block as it is written,
+    so the checks cost no pass over ``K`` and no n x n temporary (``None`` without
+    ``stats``).
+    """
+    symmetric = Y is X
+    n, m = X.shape[0], Y.shape[0]
+    y_norms = _sq_norms(Y) if kernel == "rbf" else None
+    rows = max(1, int(block_bytes // (8 * 3 * max(m, 1))))
+    K = np.empty((n, m), dtype=dtype)
+    top = 0.0
+    row_top = np.zeros(n, dtype=dtype) if stats and kernel == "rbf" else None
+    for start in range(0, n, rows):
+        Kb = K[start:start + rows]
+        with np.errstate(over="ignore", invalid="ignore"):
+            Kb[...] = _block(X[start:start + rows], Y, kernel, params, y_norms)
+        if kernel != "rbf":
+            if not np.isfinite(Kb).all():
+                raise ValueError(f"the {kernel} kernel overflows {dtype.name} on this input "
+                                 f"(largest |x| = {max(_max_abs(X), _max_abs(Y)):.3g}); "
+                                 "rescale X (and Y), e.g. to unit norm, or use the rbf "
+                                 "kernel.")
+            if stats and Kb.size:
+                top = max(top, float(Kb.max()), -float(Kb.min()))
+        elif stats and Kb.size:
+            if symmetric:       # the diagonal (set to exactly 1 below) is no neighbour
+                r = np.arange(Kb.shape[0])
+                Kb[r, start + r] = 0.0
+            row_top[start:start + rows] = Kb.max(axis=1)
+    if kernel == "rbf":
+        top = 1.0 if K.size else 0.0
+        if symmetric:
+            np.fill_diagonal(K, 1.0)
+    return (K, top, row_top) if stats else (K, None, None)
+
+
+def check_kernel_memory(n: int, m: int | None = None, *, dtype=np.float64, copies: int = 1,
+                        workspace: float = 0.0, what: str | None = None,
+                        hint: str | None = None) -> None:
+    """Refuse, before any work, ``copies`` n x m kernels plus ``workspace`` bytes that
+    would not fit in memory.
+
+    The ``MemoryError`` gives the estimate, ``what`` needs it (default: the kernel) and
+    ``hint`` (default: use float32); the budget is
+    :func:`semisup._validation.check_memory`'s (``SEMISUP_MAX_MEMORY`` overrides it).
+
+    Examples
+    --------
+    >>> from semisup.kernels import check_kernel_memory
+    >>> check_kernel_memory(100)                 # 80 kB fits
+    """
+    m = n if m is None else m
+    dtype = np.dtype(dtype)
+    if what is None:
+        what = f"a {n}x{m} {dtype.name} kernel matrix"
+    if hint is None:
+        hint = "" if dtype == np.float32 else "Pass dtype=np.float32 to halve it."
+    check_memory(float(copies) * n * m * dtype.itemsize + workspace, what, hint)
 
 
 @validate_params(
@@ -132,44 +231,24 @@ def kernel_matrix(X, Y=None, kernel: str = "rbf", *, sigma: float = 1.0, degree:
     array([[1.   , 0.607],
            [0.607, 1.   ]])
     """
+    dtype = _check_dtype(dtype)
+    X = _as_data(X, "X")
+    Y = X if Y is None else _as_data(Y, "Y")
+    if X.shape[1] != Y.shape[1]:
+        raise ValueError(f"X has {X.shape[1]} features but Y has {Y.shape[1]}.")
+    check_kernel_memory(X.shape[0], Y.shape[0], dtype=dtype)
+    X, Y, params = _prepare(X, Y, kernel, sigma, degree, gamma, coef0)
+    return _fill(X, Y, kernel, params, dtype, block_bytes)[0]
+
+
+def _check_dtype(dtype):
     try:
         dtype = np.dtype(dtype)
     except TypeError:
         raise ValueError(f"dtype must be float32 or float64, got {dtype!r}.") from None
     if dtype not in (np.float32, np.float64):
         raise ValueError(f"dtype must be float32 or float64, got {dtype}.")
-    X = _as_data(X, "X")
-    symmetric = Y is None
-    Y = X if symmetric else _as_data(Y, "Y")
-    if X.shape[1] != Y.shape[1]:
-        raise ValueError(f"X has {X.shape[1]} features but Y has {Y.shape[1]}.")
-    n, m = X.shape[0], Y.shape[0]
-    hint = "" if dtype == np.float32 else "Pass dtype=np.float32 to halve it."
-    check_memory(float(n) * m * dtype.itemsize, f"a {n}x{m} {dtype.name} kernel matrix", hint)
-    params = dict(sigma=float(sigma), degree=int(degree), gamma=float(gamma),
-                  coef0=float(coef0), rescaled=False)
-    if kernel == "rbf":
-        # ||x||^2 overflows float64 from |x| ~ 1e154 (inf - inf = NaN where k = 0) and
-        # vanishes below 1e-154: rescale points and width together (k is unchanged)
-        top = max(_max_abs(X), 0.0 if symmetric else _max_abs(Y))
-        if top > _SAFE_MAGNITUDE or 0.0 < top < 1.0 / _SAFE_MAGNITUDE:
-            X = X * (1.0 / top)
-            Y = X if symmetric else Y * (1.0 / top)
-            params["sigma"] = params["sigma"] / top
-            params["rescaled"] = True
-    y_norms = _sq_norms(Y) if kernel == "rbf" else None
-    rows = max(1, int(block_bytes // (8 * 3 * max(m, 1))))
-    K = np.empty((n, m), dtype=dtype)
-    for start in range(0, n, rows):
-        with np.errstate(over="ignore", invalid="ignore"):
-            K[start:start + rows] = _block(X[start:start + rows], Y, kernel, params, y_norms)
-        if kernel != "rbf" and not np.isfinite(K[start:start + rows]).all():
-            raise ValueError(f"the {kernel} kernel overflows {dtype.name} on this input "
-                             f"(largest |x| = {max(_max_abs(X), _max_abs(Y)):.3g}); rescale "
-                             "X (and Y), e.g. to unit norm, or use the rbf kernel.")
-    if symmetric and kernel == "rbf":
-        np.fill_diagonal(K, 1.0)
-    return K
+    return dtype
 
 
 @validate_params({"X": ["array-like", "sparse matrix"],
@@ -223,3 +302,210 @@ def linear_kernel(X, Y=None, **kw) -> np.ndarray:
     array([[11.]])
     """
     return kernel_matrix(X, Y, "linear", **kw)
+
+
+# -- the entry point of the kernel methods -------------------------------------------------
+
+def scale_sigma(X) -> float:
+    """RBF width matching scikit-learn's ``gamma="scale"``: ``sigma^2 = d Var(X) / 2``.
+
+    Then ``k = exp(-||x - x'||^2 / (2 sigma^2))`` is ``exp(-2)`` at the mean squared distance
+    between two points (``2 d Var(X)``), whatever the units of ``X``. ``Var(X)`` is the
+    variance of all entries (``np.var(X)``), for a dense, sparse or dask ``X`` alike (a
+    dask one is reduced on the workers, to the bit of the numpy value).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from semisup.kernels import scale_sigma
+    >>> scale_sigma(np.array([[0.0, 0.0], [2.0, 2.0]]))
+    1.0
+    """
+    top = float(abs(X).max()) if X.shape[0] * X.shape[1] else 0.0
+    if not top > 0:
+        return 1.0          # X = 0: any width gives the same (all-ones) kernel
+    # values whose squares would overflow or vanish: computed on X / max|X| (otherwise on X
+    # itself, so that a dask X gives the numpy result to the bit)
+    scale = top if (top > 1e150 or top < 1e-150) else 1.0
+    Xs = X / scale if scale != 1.0 else X
+    if sp.issparse(Xs):
+        # np.var of the dense matrix (the variance of all entries, one rule for dense and
+        # sparse X), two-pass: stored entries, then the implicit zeros at distance mean
+        size = Xs.shape[0] * Xs.shape[1]
+        data = sp.csr_matrix(Xs).data
+        mean = float(data.sum()) / size
+        var = (float(((data - mean) ** 2).sum()) + (size - data.size) * mean ** 2) / size
+    else:
+        var = float(np.var(Xs))
+    if not var > 0:
+        return 1.0          # constant X: any width gives the same (all-ones) kernel
+    return scale * float(np.sqrt(X.shape[1] * var / 2.0))
+
+
+def make_kernel(X, Y=None, *, kernel: str = "rbf", sigma="scale", degree: int = 3,
+                gamma: float = 1.0, coef0: float = 0.0, dtype=np.float64,
+                training: bool | None = None, random_state=None, owner: str = "the model",
+                checked: bool = False):
+    """The kernel a kernel method trains or predicts with, with the checks it needs.
+
+    One call per kernel: the RBF width from the data (``sigma="scale"``, see
+    :func:`scale_sigma`), the output dtype, the memory check, and
+
+    * points (dense or sparse): ``K[i, j] = k(x_i, y_j)`` by :func:`kernel_matrix`'s row
+      blocks; an RBF kernel numerically zero off the diagonal (training) or to every
+      training point (``Y``) for most rows warns (the width is far below the distances);
+    * ``kernel="precomputed"``: ``X`` is the kernel (a sparse one densified after the
+      memory check); a training kernel is checked symmetric PSD on a principal submatrix
+      of at most 1000 rows (random above, seeded by ``random_state``: a principal
+      submatrix of a PSD matrix is PSD, so the cost stays ``O(1000^3)``);
+    * a dask ``X``: :class:`semisup.distributed.DaskKernel`, the row blocks on the workers
+      (an operator with ``@``; no memory check in this process).
+
+    A training kernel whose entries exceed 1e100 (float64) or 1e15 (float32) is refused:
+    the solvers' products ``K alpha``, ``L K`` would overflow. The degeneracy and magnitude
+    checks read the row blocks as they are written: no n x n temporary beside ``K``.
+
+    Parameters
+    ----------
+    X : array-like, sparse or dask array of shape (n, d), or the (n, m) kernel
+    Y : array-like, sparse or dask array of shape (m, d), optional
+        The training points for a kernel between new points and them; ``None``: ``k(X, X)``.
+    kernel : {"rbf", "polynomial", "linear", "precomputed"}
+    sigma : float > 0 or "scale"
+        RBF width; ``"scale"`` computes it from ``X`` (training).
+    degree, gamma, coef0 :
+        Polynomial kernel ``(gamma <x, y> + coef0)^degree``.
+    dtype : {float64, float32}
+        The kernel's dtype.
+    training : bool, optional
+        Whether this is the training kernel (checked PSD / for magnitude); default:
+        ``Y is None``.
+    random_state : int, RandomState or None
+        Seeds the PSD check's principal submatrix.
+    owner : str
+        The estimator, named in the messages.
+    checked : bool
+        ``X`` (and ``Y``) were validated already (numeric, 2-D, finite): not again.
+
+    Returns
+    -------
+    K : ndarray of shape (n, m), or a kernel operator for a dask ``X``
+    sigma : float
+        The RBF width used (1.0 for the other kernels, unless given).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from semisup.kernels import make_kernel
+    >>> K, sigma = make_kernel(np.array([[0.0], [2.0]]))
+    >>> sigma, K.round(3).tolist()
+    (0.7071067811865476, [[1.0, 0.018], [0.018, 1.0]])
+    """
+    dtype = _check_dtype(dtype)
+    training = Y is None if training is None else training
+    if kernel == "precomputed":
+        K = _dense(X, dtype, owner)
+        if training:
+            _warn_if_not_psd(K, random_state)
+            _check_magnitude(K, max(float(K.max()), -float(K.min())) if K.size else 0.0)
+        return K, (1.0 if sigma == "scale" else float(sigma))
+    sigma = scale_sigma(X) if sigma == "scale" else float(sigma)
+    kw = dict(sigma=sigma, degree=degree, gamma=gamma, coef0=coef0)
+    if not _in_process(X) or not (Y is None or _in_process(Y)):
+        K = _engine_kernel(X, Y, kernel, dtype, kw)
+        if training:
+            _check_magnitude(K, K.max_abs())
+        return K, sigma
+    if not checked:
+        X = _as_data(X, "X")
+        Y = None if Y is None else _as_data(Y, "Y")
+    X = _float64(X)
+    Y = X if Y is None else _float64(Y)
+    if X.shape[1] != Y.shape[1]:
+        raise ValueError(f"X has {X.shape[1]} features but Y has {Y.shape[1]}.")
+    n, m = X.shape[0], Y.shape[0]
+    check_kernel_memory(n, m, dtype=dtype, hint=(
+        ("" if dtype == np.float32 else "Use kernel_dtype='float32' to halve it (PCG "
+         "accepts it). ") + f"{owner} needs the kernel in memory: use fewer unlabeled "
+        "points, or a sparse precomputed kernel."))
+    X, Y, params = _prepare(X, Y, kernel, sigma, degree, gamma, coef0)
+    K, top, row_top = _fill(X, Y, kernel, params, dtype, 64 * 2 ** 20, stats=True)
+    if row_top is not None:
+        _warn_if_degenerate(row_top, training)
+    if training:
+        _check_magnitude(K, top)
+    return K, sigma
+
+
+def _in_process(X):
+    """Whether X is computed on here (numpy, scipy, lists), not by an engine (dask)."""
+    return engine_name(X) == DEFAULT_ENGINE
+
+
+def _engine_kernel(X, Y, kernel, dtype, kw):
+    """The kernel of an engine's X (row blocks on the Dask workers), from its engine."""
+    return engine_for(X, Y).kernel(X, Y, kernel, dtype=dtype, **kw)
+
+
+def _float64(X):
+    if sp.issparse(X):
+        return X if (X.format == "csr" and X.dtype == np.float64) else \
+            sp.csr_matrix(X, dtype=np.float64)
+    return np.asarray(X, dtype=np.float64)
+
+
+def _dense(K, dtype, owner):
+    """A precomputed (possibly sparse) kernel as a dense array, memory checked first."""
+    if sp.issparse(K):
+        m, n = K.shape
+        check_kernel_memory(m, n, dtype=dtype, what=(
+            f"densifying the sparse {m}x{n} precomputed kernel"), hint=(
+            ("" if dtype == np.float32 else "Use kernel_dtype='float32' to halve it. ")
+            + f"{owner}'s solvers need the dense kernel: use fewer points or a low-rank "
+            "kernel approximation."))
+        return K.toarray().astype(dtype, copy=False)
+    return np.asarray(K, dtype=dtype)
+
+
+def _warn_if_not_psd(K, random_state=None, max_size=1000):
+    """Warn when a precomputed kernel is not symmetric PSD, from the smallest eigenvalue of
+    a (random, when ``n > max_size``) principal submatrix: ``O(max_size^3)``."""
+    n = K.shape[0]
+    idx = (np.arange(n) if n <= max_size else
+           np.sort(check_random_state(random_state).choice(n, size=max_size, replace=False)))
+    S = np.asarray(K[np.ix_(idx, idx)], dtype=np.float64)
+    if not np.allclose(S, S.T, rtol=1e-5, atol=1e-8 * max(abs(S).max(), 1.0)):
+        warnings.warn("the precomputed kernel is not symmetric; the objective is only "
+                      "convex for a symmetric PSD kernel.", UserWarning, stacklevel=4)
+        return
+    lam = np.linalg.eigvalsh(0.5 * (S + S.T))
+    if lam[0] < -1e-8 * max(abs(lam[-1]), 1.0):
+        warnings.warn(f"the precomputed kernel is not positive semi-definite (eigenvalue "
+                      f"{lam[0]:.3g}); the objective may be non-convex and the solvers may "
+                      "fail. Add a ridge or use a valid kernel.", UserWarning, stacklevel=4)
+
+
+def _warn_if_degenerate(row_top, training):
+    """Warn when an RBF kernel is numerically zero off the diagonal (``training``) or to
+    every training point, for most rows: no information reaches those points."""
+    lost = row_top < np.finfo(row_top.dtype).eps * 10
+    if lost.size and lost.mean() > 0.5:
+        what, where = (("the training kernel", "between training points") if training else
+                       ("the kernel between these points and the training points",
+                        "to any training point"))
+        warnings.warn(f"{what} is numerically zero for {lost.mean():.0%} of the points "
+                      f"(largest value {float(row_top.max()):.3g} {where}): kernel_sigma is "
+                      "far below the distances in X, so the predictions there carry no "
+                      "information. Use kernel_sigma='scale' (the default) or a larger "
+                      "kernel_sigma, or kernel_dtype='float64'.", UserWarning, stacklevel=4)
+
+
+def _check_magnitude(K, top):
+    """Refuse a kernel whose entries would overflow the solvers' products (``K alpha``,
+    ``L K``, ``K^T K``) rather than give inf / NaN coefficients."""
+    limit = 1e100 if K.dtype == np.float64 else 1e15
+    if top > limit:
+        raise ValueError(f"the kernel has entries up to {top:.3g}, too large for the "
+                         f"solvers' products in {K.dtype.name} (limit {limit:g}): rescale "
+                         "X (e.g. to unit norm for the polynomial and linear kernels) or "
+                         "the precomputed kernel.")

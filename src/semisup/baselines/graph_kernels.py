@@ -28,9 +28,10 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from .._base import TransductiveMixin, _fingerprint, _fit_context
 from .._progress import log
 from .._transductive import binary_labels, n_vertices, transduce, warn_unreached
-from .._validation import check_affinity, check_memory, check_semisup_labels
+from .._validation import check_affinity, check_semisup_labels
 from ..graph import laplacian
 from ..graph.frontend import GRAPH_PARAMETER_CONSTRAINTS, GraphMixin
+from ..kernels import check_kernel_memory
 from ..linalg.svm_dual import svm_dual
 
 __all__ = ["KERNELS", "LaplacianSpectrum", "graph_kernel", "svm_on_columns", "GraphKernelSVM",
@@ -40,9 +41,10 @@ KERNELS = ("unlap", "nlap", "kscaling")
 
 
 def _check_spectrum_memory(n):
-    check_memory(3 * 8.0 * n * n, f"the {n}x{n} Laplacian eigenbasis",
-                 "The graph kernels are dense n x n; subsample the graph or split it into "
-                 "connected components.")
+    # the dense L, its eigenvectors and the kernel: three n x n float64 arrays
+    check_kernel_memory(n, copies=3, what=f"the {n}x{n} Laplacian eigenbasis",
+                        hint="The graph kernels are dense n x n; subsample the graph or "
+                        "split it into connected components.")
 
 
 class LaplacianSpectrum:

@@ -49,3 +49,9 @@ class DaskEngine(Engine):
 
     def query_affinity(self, est, state, X_new):
         return query_knn_affinity(self, est, state, X_new)
+
+    def kernel(self, X, Y, kernel, *, dtype, **params):
+        """The kernel as row blocks on the workers (:class:`~semisup.distributed.DaskKernel`):
+        the PCG solvers need only its products."""
+        from .kernel import DaskKernel
+        return DaskKernel(X, Y, kernel, dtype=dtype, **params)

@@ -77,5 +77,12 @@ class Engine:
         from the ``state`` of :meth:`fit_graph`."""
         raise NotImplementedError
 
+    def kernel(self, X, Y, kernel, *, dtype, **params):
+        """The kernel of ``X`` (against ``Y``, or itself) held where ``X`` lives, as an operator
+        with ``shape``, ``dtype`` and ``@`` (what the PCG solvers need); called by
+        :func:`semisup.kernels.make_kernel` for inputs that are not in memory."""
+        raise NotImplementedError(f"the {self.name} engine computes no kernel; pass X in "
+                                  "memory (np.asarray(X)).")
+
     def __repr__(self):
         return f"<{type(self).__name__} {self.name!r}>"

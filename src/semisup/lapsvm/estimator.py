@@ -16,18 +16,17 @@ import warnings
 from numbers import Integral, Real
 
 import numpy as np
-import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils import check_array, check_random_state
+from sklearn.utils import check_array
 from sklearn.utils._param_validation import Interval, Options, StrOptions
 from sklearn.utils.validation import _num_samples, check_is_fitted
 
 from .._base import SemiSupervisedMixin, _fit_context
-from .._validation import _fmt_bytes, check_memory, check_semisup_labels
-from ..distributed._dask import is_dask_array
+from .._validation import _fmt_bytes, check_semisup_labels
 from ..graph import laplacian
 from ..graph.frontend import GRAPH_PARAMETER_CONSTRAINTS, GraphMixin
-from ..kernels import kernel_matrix
+from ..engines import engine_name
+from ..kernels import check_kernel_memory, make_kernel
 from .dual import dual_lapsvm
 from .newton import newton
 from .objective import laplacian_operator
@@ -37,91 +36,6 @@ from .stopping import RULES, make_rule
 __all__ = ["LapSVM", "LapRLS"]
 
 _KERNELS = ("rbf", "polynomial", "linear", "precomputed")
-
-
-def _warn_if_not_psd(K, random_state=None, max_size=1000):
-    """Warn when a precomputed kernel is not symmetric PSD.
-
-    Checks the smallest eigenvalue of a principal submatrix (of a PSD matrix every principal
-    submatrix is PSD), random when ``n > max_size``, so the cost stays ``O(max_size^3)``.
-    """
-    n = K.shape[0]
-    if n <= max_size:
-        idx = np.arange(n)
-    else:
-        idx = np.sort(check_random_state(random_state).choice(n, size=max_size,
-                                                              replace=False))
-    S = K[idx][:, idx]
-    S = np.asarray(S.toarray() if sp.issparse(S) else S, dtype=np.float64)
-    if not np.allclose(S, S.T, rtol=1e-5, atol=1e-8 * max(abs(S).max(), 1.0)):
-        warnings.warn("the precomputed kernel is not symmetric; LapSVM's objective is only "
-                      "convex for a symmetric PSD kernel.", UserWarning, stacklevel=4)
-        return
-    lam = np.linalg.eigvalsh(0.5 * (S + S.T))
-    if lam[0] < -1e-8 * max(abs(lam[-1]), 1.0):
-        warnings.warn(f"the precomputed kernel is not positive semi-definite (eigenvalue "
-                      f"{lam[0]:.3g}); the objective may be non-convex and the solvers may "
-                      "fail. Add a ridge or use a valid kernel.", UserWarning, stacklevel=4)
-
-
-def _dense_kernel(K, dtype, what):
-    """A precomputed (possibly sparse) kernel as a dense array, memory checked first."""
-    dtype = np.dtype(dtype)
-    if sp.issparse(K):
-        m, n = K.shape
-        hint = (("" if dtype == np.float32 else "Use kernel_dtype='float32' to halve it. ")
-                + "The solvers need the dense kernel: use fewer points or a low-rank kernel "
-                "approximation.")
-        check_memory(float(m) * n * dtype.itemsize,
-                     f"densifying the sparse {m}x{n} precomputed {what}", hint)
-        return K.toarray().astype(dtype, copy=False)
-    return np.asarray(K, dtype=dtype)
-
-
-def _scale_sigma(X):
-    """RBF width matching scikit-learn's ``gamma="scale"``: ``sigma^2 = d Var(X) / 2``.
-
-    Then ``k = exp(-||x - x'||^2 / (2 sigma^2))`` is ``exp(-2)`` at the mean squared distance
-    between two points (``2 d Var(X)``), whatever the units of ``X``.
-    """
-    top = float(abs(X).max()) if X.shape[0] * X.shape[1] else 0.0
-    if not top > 0:
-        return 1.0          # X = 0: any width gives the same (all-ones) kernel
-    # values whose squares would overflow: computed on X / max|X| (otherwise on X itself,
-    # so that a dask X gives the numpy result to the bit)
-    scale = top if top > 1e150 else 1.0
-    Xs = X * (1.0 / scale) if scale != 1.0 else X
-    if sp.issparse(Xs):
-        n = Xs.shape[0]
-        mean = np.asarray(Xs.mean(axis=0)).ravel()
-        var = float(Xs.multiply(Xs).sum() / n - mean @ mean) / Xs.shape[1]
-    else:
-        var = float(np.var(Xs))
-    if not var > 0:
-        return 1.0          # constant X: any width gives the same (all-ones) kernel
-    return scale * float(np.sqrt(X.shape[1] * var / 2.0))
-
-
-def _warn_if_degenerate(K, what, where):
-    """Warn when an RBF kernel is numerically zero off the diagonal / away from the data."""
-    Kd = np.asarray(K)
-    square = Kd.shape[0] == Kd.shape[1] and Kd.shape[0] > 1
-    top = np.zeros(Kd.shape[0], dtype=Kd.dtype)
-    # row blocks of ~16 MB: no n x n temporary next to the kernel
-    step = max(1, (1 << 21) // max(Kd.shape[1], 1))
-    for i in range(0, Kd.shape[0], step):
-        blk = np.abs(Kd[i:i + step])
-        if square:
-            r = np.arange(blk.shape[0])
-            blk[r, i + r] = 0.0
-        top[i:i + step] = blk.max(axis=1) if blk.size else 0.0
-    lost = top < np.finfo(Kd.dtype).eps * 10
-    if lost.size and lost.mean() > 0.5:
-        warnings.warn(f"{what} is numerically zero for {lost.mean():.0%} of the points "
-                      f"(largest value {float(top.max()):.3g} {where}): kernel_sigma is far "
-                      "below the distances in X, so the predictions there carry no "
-                      "information. Use kernel_sigma='scale' (the default) or a larger "
-                      "kernel_sigma, or kernel_dtype='float64'.", UserWarning, stacklevel=3)
 
 
 class _LaplacianKernelClassifier(SemiSupervisedMixin, GraphMixin, ClassifierMixin,
@@ -204,63 +118,44 @@ class _LaplacianKernelClassifier(SemiSupervisedMixin, GraphMixin, ClassifierMixi
                              f"list of them, got {self.early_stopping!r}.")
         return names
 
-    def _kernel(self, X, Y=None):
-        kw = dict(kernel=self.kernel, sigma=self.kernel_sigma_, degree=self.degree,
-                  coef0=self.coef0, dtype=np.dtype(self.kernel_dtype))
-        if is_dask_array(X) or is_dask_array(Y):
-            # the kernel as row blocks on the Dask workers, never gathered (PCG only needs
-            # K @ V); the graph of a dask X is built there too (GraphMixin)
-            if self.solver != "pcg":
-                raise ValueError(f"a dask array X needs solver='pcg' (the kernel stays on "
-                                 f"the workers), got solver={self.solver!r}.")
-            from ..distributed import DaskKernel
-            return DaskKernel(X, Y, **kw)
-        try:
-            return kernel_matrix(X, Y, **kw)
-        except MemoryError as exc:
-            raise MemoryError(f"{exc} {type(self).__name__} needs the n x n kernel matrix in "
-                              "memory; use kernel_dtype='float32' (PCG accepts it), fewer "
-                              "unlabeled points, or a sparse precomputed kernel.") from None
+    def _kernel(self, X, Y=None, *, training=None, dtype=None):
+        """``(K, sigma)`` from the one kernel entry point (:func:`~semisup.kernels.make_kernel`:
+        width, dtype, dense / sparse / precomputed / dask, its checks)."""
+        return make_kernel(X, Y, kernel=self.kernel,
+                           sigma=self.kernel_sigma if Y is None else self.kernel_sigma_,
+                           degree=self.degree, coef0=self.coef0,
+                           dtype=self.kernel_dtype if dtype is None else dtype,
+                           training=training, random_state=self.random_state,
+                           owner=type(self).__name__, checked=True)
+
+    def _prediction_kernel(self, X):
+        """The kernel between new points and the training points (a precomputed one in
+        float64, as the coefficients)."""
+        return self._kernel(self._validate_points(X, reset=False), self.X_fit_,
+                            training=False,
+                            dtype=np.float64 if self.kernel == "precomputed" else None)[0]
 
     def _check_solver_memory(self, n):
         """Refuse before building anything (graph, kernel) when the kernel plus the solver's
         dense float64 workspace cannot fit (Newton and the dual form ``L K`` and factorise
         an n x n matrix in float64, whatever ``kernel_dtype``)."""
-        itemsize = np.dtype(self.kernel_dtype).itemsize
-        kernel_bytes = float(n) * n * itemsize
+        dtype = np.dtype(self.kernel_dtype)
         if self.solver == "pcg":
             if self.kernel != "precomputed":  # (a sparse precomputed K: when densified)
-                check_memory(kernel_bytes, f"a {n}x{n} {np.dtype(self.kernel_dtype).name} "
-                             "kernel matrix",
-                             ("" if itemsize == 4 else "Use kernel_dtype='float32' to halve "
-                              "it. ") + f"{type(self).__name__} needs the n x n kernel in "
-                             "memory: use fewer unlabeled points, or a sparse precomputed "
-                             "kernel.")
+                check_kernel_memory(n, dtype=dtype, hint=(
+                    ("" if dtype == np.float32 else "Use kernel_dtype='float32' to halve "
+                     "it. ") + f"{type(self).__name__} needs the n x n kernel in memory: "
+                    "use fewer unlabeled points, or a sparse precomputed kernel."))
             return
+        kernel_bytes = float(n) * n * dtype.itemsize
         # the float64 copy of K (if float32), L K, and the (n+1)^2 system and its factors
-        work = 3.0 * (n + 1) ** 2 * 8 + (float(n) * n * 8 if itemsize != 8 else 0.0)
-        hint = (f"solver='pcg', which needs only the kernel ({_fmt_bytes(kernel_bytes)}"
-                + ("" if itemsize == 4 else
-                   f"; {_fmt_bytes(kernel_bytes / 2)} with kernel_dtype='float32'") + ").")
-        check_memory(kernel_bytes + work,
-                     f"{type(self).__name__}(solver={self.solver!r}) on n={n} points (the "
-                     "kernel and an O(n^2) float64 workspace)", "Use " + hint)
-
-    def _check_kernel_scale(self, K):
-        """Refuse kernels whose entries would overflow the solvers' products (``K alpha``,
-        ``L K``, ``K^T K``) rather than return inf/NaN coefficients."""
-        limit = 1e100 if K.dtype == np.float64 else 1e15
-        if not K.size:
-            top = 0.0
-        elif hasattr(K, "max_abs"):
-            top = K.max_abs()
-        else:                                   # max |K| without an n x n |K| temporary
-            top = max(float(K.max()), -float(K.min()))
-        if top > limit:
-            raise ValueError(f"the kernel has entries up to {top:.3g}, too large for the "
-                             f"solvers' products in {K.dtype.name} (limit {limit:g}): "
-                             "rescale X (e.g. to unit norm for the polynomial and linear "
-                             "kernels) or the precomputed kernel.")
+        work = 3.0 * (n + 1) ** 2 * 8 + (float(n) * n * 8 if dtype != np.float64 else 0.0)
+        check_kernel_memory(n, dtype=dtype, workspace=work, what=(
+            f"{type(self).__name__}(solver={self.solver!r}) on n={n} points (the kernel and "
+            "an O(n^2) float64 workspace)"), hint=(
+            f"Use solver='pcg', which needs only the kernel ({_fmt_bytes(kernel_bytes)}"
+            + ("" if dtype == np.float32 else
+               f"; {_fmt_bytes(kernel_bytes / 2)} with kernel_dtype='float32'") + ")."))
 
     def _validation_targets(self, X_val, y_val, n_features):
         if X_val is None and y_val is None:
@@ -280,9 +175,7 @@ class _LaplacianKernelClassifier(SemiSupervisedMixin, GraphMixin, ClassifierMixi
             raise ValueError(f"y_val has labels {unknown.tolist()} that are not among the "
                              f"training classes {self.classes_.tolist()}.")
         Y_val = self._encode(y_val, self.classes_)
-        K_val = (_dense_kernel(X_val, self.kernel_dtype, "validation kernel")
-                 if self.kernel == "precomputed" else self._kernel(X_val, self.X_fit_))
-        return K_val, Y_val
+        return self._kernel(X_val, self.X_fit_, training=False)[0], Y_val
 
     @staticmethod
     def _encode(y, classes, labeled=None):
@@ -402,7 +295,11 @@ class _LaplacianKernelClassifier(SemiSupervisedMixin, GraphMixin, ClassifierMixi
             n_samples = _num_samples(X)
         except TypeError:
             n_samples = None              # not array-like: validation explains below
-        if n_samples and not is_dask_array(X):  # a dask X: the kernel is on the workers
+        if engine_name(X) == "dask":  # the kernel as row blocks on the workers: K @ V only
+            if self.solver != "pcg":
+                raise ValueError(f"a dask array X needs solver='pcg' (the kernel stays on "
+                                 f"the workers), got solver={self.solver!r}.")
+        elif n_samples:
             self._check_solver_memory(n_samples)
         t0 = time.perf_counter()
         if self.affinity == "precomputed":
@@ -423,16 +320,7 @@ class _LaplacianKernelClassifier(SemiSupervisedMixin, GraphMixin, ClassifierMixi
                         and np.array_equal(getattr(self, "classes_", None), classes))
         self.classes_ = classes
         self.X_fit_ = None if self.kernel == "precomputed" else X
-        self.kernel_sigma_ = (_scale_sigma(X) if self.kernel_sigma == "scale"
-                              else float(self.kernel_sigma))
-        if self.kernel == "precomputed":
-            K = _dense_kernel(X, self.kernel_dtype, "kernel")
-            _warn_if_not_psd(K, self.random_state)
-        else:
-            K = self._kernel(X)
-            if self.kernel == "rbf" and isinstance(K, np.ndarray):
-                _warn_if_degenerate(K, "the training kernel", "between training points")
-        self._check_kernel_scale(K)
+        K, self.kernel_sigma_ = self._kernel(X)
         L0 = laplacian(W, kind=self.laplacian, check=False)
         apply_L = laplacian_operator(L0, self.laplacian_power)
         Y = self._encode(y, classes, labeled)
@@ -467,14 +355,7 @@ class _LaplacianKernelClassifier(SemiSupervisedMixin, GraphMixin, ClassifierMixi
         With ``kernel="precomputed"``, ``X`` is the (m, n) kernel to the training points.
         """
         check_is_fitted(self, "alpha_")
-        X = self._validate_points(X, reset=False)
-        if self.kernel == "precomputed":
-            Kx = _dense_kernel(X, np.float64, "kernel")
-        else:
-            Kx = self._kernel(X, self.X_fit_)
-            if self.kernel == "rbf" and isinstance(Kx, np.ndarray):
-                _warn_if_degenerate(Kx, "the kernel between these points and the training "
-                                    "points", "to any training point")
+        Kx = self._prediction_kernel(X)
         return np.asarray(Kx @ self.alpha_, dtype=np.float64) + self.intercept_
 
     def predict(self, X):
@@ -499,9 +380,7 @@ class _LaplacianKernelClassifier(SemiSupervisedMixin, GraphMixin, ClassifierMixi
         ndarray of shape (m,) or (m, n_classes)
         """
         path = self._staged_path()
-        X = self._validate_points(X, reset=False)
-        Kx = (_dense_kernel(X, np.float64, "kernel") if self.kernel == "precomputed"
-              else self._kernel(X, self.X_fit_))
+        Kx = self._prediction_kernel(X)
         for alpha, b in path:
             yield np.asarray(Kx @ alpha, dtype=np.float64) + b
 
