@@ -20,6 +20,8 @@ _PUBLIC = {
     "MatrixCompletionTransducer": "semisup.completion",
     "SPORE": "semisup.spore",
     "MultiGraphSPORE": "semisup.spore",
+    "PoissonLearning": "semisup.poisson",
+    "PoissonMBO": "semisup.poisson",
     "load_dataset": "semisup.datasets",
     "knn_graph": "semisup.graph",
     "laplacian": "semisup.graph",

@@ -14,7 +14,8 @@ import warnings
 import scipy.sparse as sp
 
 from .._validation import check_affinity
-from ..graph.neighbors import edge_weights, graph_from_neighbors, heat_sigma
+from ..graph.neighbors import (edge_weights, graph_from_neighbors, heat_sigma,
+                               kth_neighbor_distance)
 from .neighbors import check_dask_points, knn_search_dask
 
 
@@ -40,7 +41,8 @@ def fit_graph_dask(est, X):
     if est.weights == "heat":
         est.graph_sigma_ = est.graph_sigma if est.graph_sigma is not None else heat_sigma(dist)
     W = graph_from_neighbors(dist, ind, weights=est.weights, sigma=est.graph_sigma_)
-    est._graph_state = ("knn_dask", X, k)
+    kth = kth_neighbor_distance(dist) if est.weights == "self_tuning" else None
+    est._graph_state = ("knn_dask", X, k, kth)
     W = check_affinity(W, "the graph built from X")
     est.affinity_matrix_ = W
     return W, X
@@ -48,9 +50,9 @@ def fit_graph_dask(est, X):
 
 def query_affinity_dask(est, X_new):
     """``m x n_train`` affinities of (validated) new points to a dask training set."""
-    _, X_fit, k = est._graph_state
+    _, X_fit, k, kth = est._graph_state
     dist, ind = knn_search_dask(X_fit, k, metric=est.metric, Q=X_new)
     m = ind.shape[0]
-    vals = edge_weights(dist, est.weights, est.graph_sigma_)
+    vals = edge_weights(dist, est.weights, est.graph_sigma_, ind=ind, kth=kth)
     return sp.csr_matrix((vals.ravel(), ind.ravel(), range(0, m * k + 1, k)),
                          shape=(m, X_fit.shape[0]))

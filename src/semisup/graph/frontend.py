@@ -16,7 +16,10 @@ parameter          meaning
                    exceeds ``threshold`` (the SPORE paper's graphs).
 ``n_neighbors``    neighbours per point of the kNN graph and of the out-of-sample mapping.
 ``weights``        ``"heat"`` (default) ``exp(-d^2 / (2 graph_sigma^2))``, ``"binary"``
-                   (1), or ``"distance"`` (``d``, kNN only). Thresholded graphs: ``"heat"``
+                   (1), ``"distance"`` (``d``, kNN only) or ``"self_tuning"``
+                   ``exp(-4 d_ij^2 / (d_k(x_i) d_k(x_j)))``, ``d_k`` the distance to the
+                   ``n_neighbors``-th neighbour (kNN only; new points use their own
+                   ``d_k`` among the training points). Thresholded graphs: ``"heat"``
                    keeps the similarity, ``"binary"`` gives a 0/1 adjacency.
 ``graph_sigma``    width of the graph's heat weights (never a kernel width); ``None``: the
                    mean directed kNN distance (lapsvmp's ``t = 0`` rule), or for
@@ -45,7 +48,8 @@ from sklearn.utils.validation import validate_data
 
 from .._validation import _as_numeric_matrix, check_affinity, check_finite
 from ..distributed._dask import is_dask_array
-from .neighbors import edge_weights, graph_from_neighbors, heat_sigma, knn_search
+from .neighbors import (edge_weights, graph_from_neighbors, heat_sigma, kth_neighbor_distance,
+                        knn_search)
 from .weights import _dense_threshold, cosine_threshold_graph, rbf_similarity
 
 __all__ = ["GRAPH_PARAMS", "GRAPH_DEFAULTS", "GRAPH_PARAMETER_CONSTRAINTS", "GraphMixin",
@@ -70,7 +74,7 @@ GRAPH_PARAMS = tuple(GRAPH_DEFAULTS)
 GRAPH_PARAMETER_CONSTRAINTS = {
     "affinity": [StrOptions(set(AFFINITIES))],
     "n_neighbors": [Interval(Integral, 1, None, closed="left")],
-    "weights": [StrOptions({"heat", "binary", "distance"})],
+    "weights": [StrOptions({"heat", "binary", "distance", "self_tuning"})],
     "graph_sigma": [Interval(Real, 0, None, closed="neither"), None],
     "threshold": [Interval(Real, None, None, closed="neither"), None],
     "metric": [StrOptions({"euclidean", "cosine"})],
@@ -130,8 +134,8 @@ class GraphMixin:
 
     def _check_graph_options(self):
         if self.affinity in ("rbf_threshold", "cosine_threshold") and \
-                self.weights == "distance":
-            raise ValueError(f"weights='distance' applies to affinity='knn' only; with "
+                self.weights in ("distance", "self_tuning"):
+            raise ValueError(f"weights={self.weights!r} applies to affinity='knn' only; with "
                              f"affinity={self.affinity!r} use 'binary' or 'heat'.")
 
     def _validate_points(self, X, reset=True, name="X"):
@@ -176,7 +180,9 @@ class GraphMixin:
             # the estimator's state); a brute-force index only keeps a reference to X
             nn = NearestNeighbors(n_neighbors=k, metric=self.metric, algorithm="brute",
                                   n_jobs=self.n_jobs).fit(X)
-            self._graph_state = ("knn", X, nn)
+            # self-tuned weights of new points need the training points' widths d_k
+            kth = (kth_neighbor_distance(dist) if self.weights == "self_tuning" else None)
+            self._graph_state = ("knn", X, nn, kth)
         elif self.affinity == "rbf_threshold":
             S, sigma = rbf_similarity(X, self.graph_sigma)
             off = ~np.eye(n, dtype=bool)
@@ -207,7 +213,8 @@ class GraphMixin:
             nn = self._graph_state[2]
             k = nn.n_neighbors
             dist, ind = nn.kneighbors(X_new)
-            vals = edge_weights(np.maximum(dist, 0.0), self.weights, self.graph_sigma_)
+            vals = edge_weights(np.maximum(dist, 0.0), self.weights, self.graph_sigma_,
+                                ind=ind, kth=self._graph_state[3])
             return sp.csr_matrix((vals.ravel(), ind.ravel(), np.arange(0, m * k + 1, k)),
                                  shape=(m, n_train))
         thr = self._graph_state[2]
