@@ -25,7 +25,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from semisup import (SPORE, ClusteredClassifier, ClusteredRegressor, HarmonicFunction,
                      LaplacianAssignment, LapRLS, LapSVM, MatrixCompletionTransducer,
-                     MultiGraphSPORE)
+                     MultiGraphSPORE, PoissonLearning, PoissonMBO)
 from semisup.baselines.graph_kernels import GraphKernelSVM
 from semisup.graph.frontend import GRAPH_DEFAULTS, GRAPH_PARAMS
 from semisup.model_selection import TransductiveSplit, labeled_scorer, transductive_target
@@ -73,6 +73,8 @@ class Case:
 CASES = [
     Case(lambda: HarmonicFunction(), "semi", grid={"n_neighbors": [5, 10]}),
     Case(lambda: LaplacianAssignment(), "semi", grid={"lam": [0.01, 0.1]}),
+    Case(lambda: PoissonLearning(), "semi", grid={"n_neighbors": [5, 10]}),
+    Case(lambda: PoissonMBO(), "semi", grid={"mu": [0.5, 1.0]}),
     Case(lambda: LapSVM(), "semi", grid={"gamma_I": [0.1, 1.0]}),
     Case(lambda: LapRLS(), "semi", grid={"gamma_I": [0.1, 1.0]}),
     Case(lambda: SPORE(), "transductive", grid={"beta": [0.1, 1.0]}),

@@ -24,7 +24,7 @@ from sklearn.preprocessing import StandardScaler
 
 from semisup import (SPORE, ClusteredClassifier, ClusteredRegressor, HarmonicFunction,
                      LaplacianAssignment, LapRLS, LapSVM, MatrixCompletionTransducer,
-                     MultiGraphSPORE)
+                     MultiGraphSPORE, PoissonLearning, PoissonMBO)
 from semisup.baselines.graph_kernels import GraphKernelSVM
 
 pytestmark = pytest.mark.slow
@@ -68,6 +68,8 @@ SEMI = [
     (LaplacianAssignment, ("moons", "breast_cancer", "digits", "iris")),
     (LapSVM, ("moons", "breast_cancer", "digits", "iris")),
     (LapRLS, ("moons", "breast_cancer", "digits", "iris")),
+    (PoissonLearning, ("moons", "breast_cancer", "digits", "iris")),
+    (PoissonMBO, ("moons", "breast_cancer", "digits", "iris")),
     (GraphKernelSVM, ("moons", "breast_cancer", "digits_3v8")),
     (MatrixCompletionTransducer, ("breast_cancer", "digits_3v8")),
 ]

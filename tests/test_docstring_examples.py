@@ -36,6 +36,8 @@ ESTIMATORS = {
     "MatrixCompletionTransducer": "semisup",
     "SPORE": "semisup",
     "MultiGraphSPORE": "semisup",
+    "PoissonLearning": "semisup",
+    "PoissonMBO": "semisup",
     "GraphKernelSVM": "semisup.baselines.graph_kernels",
 }
 

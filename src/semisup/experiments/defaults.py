@@ -28,8 +28,9 @@ from ._runner import (add_common_options, blas_limit, is_full_run, only_set, rep
 __all__ = ["add_bench_parser", "run_bench"]
 
 PROBLEMS = ("breast_cancer", "digits", "multilabel")
-ESTIMATORS = ("HarmonicFunction", "LaplacianAssignment", "LapSVM", "LapRLS", "SPORE",
-              "GraphKernelSVM", "MatrixCompletionTransducer", "ClusteredClassifier")
+ESTIMATORS = ("HarmonicFunction", "LaplacianAssignment", "LapSVM", "LapRLS", "PoissonLearning",
+              "PoissonMBO", "SPORE", "GraphKernelSVM", "MatrixCompletionTransducer",
+              "ClusteredClassifier")
 BINARY_ONLY = {"SPORE", "GraphKernelSVM"}
 SUPERVISED = {"ClusteredClassifier"}
 LABELS_PER_CLASS = 10

@@ -129,7 +129,8 @@ class _PoissonBase(SemiSupervisedMixin, GraphMixin, ClassifierMixin, BaseEstimat
 
     def predict(self, X):
         """Class of new points: ``classes_[argmax]`` of their scores."""
-        return self.classes_[np.argmax(self._query_scores(X), axis=1)]
+        Z = self._query_scores(X)
+        return self.classes_[np.argmax(Z, axis=1)]
 
 
 class PoissonLearning(_PoissonBase):
@@ -305,7 +306,7 @@ n_unreached_ :
     >>> import numpy as np
     >>> from sklearn.datasets import make_blobs
     >>> from semisup import PoissonMBO
-    >>> X, y = make_blobs(300, centers=3, cluster_std=1.5, random_state=0)
+    >>> X, y = make_blobs(300, centers=3, cluster_std=1.0, random_state=0)
     >>> y_train = np.full_like(y, -1)
     >>> y_train[[np.flatnonzero(y == c)[0] for c in range(3)]] = range(3)
     >>> mbo = PoissonMBO(weights="self_tuning", class_priors="uniform").fit(X, y_train)
