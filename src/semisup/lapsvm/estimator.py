@@ -26,6 +26,7 @@ from .._base import SemiSupervisedMixin, _fit_context
 from .._validation import _fmt_bytes, check_memory, check_semisup_labels
 from ..distributed._dask import is_dask_array
 from ..graph import laplacian
+from ..graph.degeneracy import warn_if_flat
 from ..graph.frontend import GRAPH_PARAMETER_CONSTRAINTS, GraphMixin
 from ..kernels import kernel_matrix
 from .dual import dual_lapsvm
@@ -458,6 +459,7 @@ class _LaplacianKernelClassifier(SemiSupervisedMixin, GraphMixin, ClassifierMixi
                     res.decision, dtype=np.float64).reshape(np.shape(res.alpha)[0], -1))
             self.history_.update(path)
         self.transduction_ = self._labels(np.asarray(res.decision, dtype=np.float64))
+        warn_if_flat(np.asarray(res.decision, dtype=np.float64).reshape(n, -1), labeled, name)
         return self
 
     def decision_function(self, X):
