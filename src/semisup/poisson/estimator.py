@@ -160,10 +160,12 @@ random_state :
         Class fractions ``b`` of the decision: those of the labelled points (no rescaling:
         the plain ``argmax`` of GraphLearning's ``poisson``), equal, or given (in the order
         of ``classes_``; normalised to sum to one).
-    tol : float, default=1e-3
+    tol : float, default=1e-4
         Relative residual tolerance of CG on the Jacobi-scaled system
-        ``D^{-1/2} L D^{-1/2} Z = D^{-1/2} B``, all class columns together (GraphLearning
-        stops at an absolute ``1e-3`` on the same residual).
+        ``D^{-1/2} L D^{-1/2} Z = D^{-1/2} B``, all class columns together. GraphLearning
+        stops at an absolute ``1e-3`` on the same residual, a relative 1e-4 to 2e-4 on its
+        10-NN graph of 20 000 MNIST digits; there 1e-4 gives its accuracy to 0.05 points
+        at 1, 3 and 5 labels per class in about 60 iterations (1e-3: 0.3 points, 45).
     max_iter : int, optional
         CG iteration cap (default ten times the number of points).
     verbose : bool, default=False
@@ -213,7 +215,7 @@ random_state :
 
     def __init__(self, *, affinity="knn", n_neighbors=10, weights="heat", graph_sigma=None,
                  threshold=None, metric="euclidean", knn_method="auto", n_jobs=None,
-                 random_state=None, class_priors="labels", tol=1e-3, max_iter=None,
+                 random_state=None, class_priors="labels", tol=1e-4, max_iter=None,
                  verbose=False):
         self.affinity = affinity
         self.n_neighbors = n_neighbors
@@ -325,7 +327,7 @@ n_unreached_ :
     def __init__(self, *, affinity="knn", n_neighbors=10, weights="heat", graph_sigma=None,
                  threshold=None, metric="euclidean", knn_method="auto", n_jobs=None,
                  random_state=None, class_priors="labels", mu=1.0, n_inner=40, n_outer=20,
-                 volume_tol=1e-3, tol=1e-3, max_iter=None, verbose=False):
+                 volume_tol=1e-3, tol=1e-4, max_iter=None, verbose=False):
         self.affinity = affinity
         self.n_neighbors = n_neighbors
         self.weights = weights

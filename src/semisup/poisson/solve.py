@@ -76,7 +76,7 @@ def poisson_source(n, labeled_idx, y_idx, n_classes, comp=None):
     return B
 
 
-def poisson_solve(W, labeled_idx, y_idx, n_classes, *, tol: float = 1e-3,
+def poisson_solve(W, labeled_idx, y_idx, n_classes, *, tol: float = 1e-4,
                   max_iter: int | None = None) -> PoissonResult:
     """Solve the graph Poisson equation of Poisson learning on a sparse graph.
 
@@ -92,7 +92,8 @@ def poisson_solve(W, labeled_idx, y_idx, n_classes, *, tol: float = 1e-3,
     tol : float
         Relative residual tolerance of CG on the Jacobi-scaled system
         ``D^{-1/2} L D^{-1/2} Z = D^{-1/2} B`` (the system GraphLearning solves), measured
-        on all class columns together: ``||R||_F <= tol ||D^{-1/2} B||_F``.
+        on all class columns together: each column's residual is at most
+        ``tol ||D^{-1/2} B||_F / sqrt(K - 1)``, so ``||R||_F <= tol ||D^{-1/2} B||_F``.
     max_iter : int, optional
         CG iteration cap (default ``10 n``).
 
