@@ -277,7 +277,8 @@ random_state :
     n_outer : int, default=20
         Thresholdings (GraphLearning's ``T``).
     volume_tol : float, default=1e-3
-        Largest allowed ``|class fraction - b_k|`` of each thresholding.
+        Largest allowed ``|class fraction - b_k|`` of each thresholding (at least
+        ``1 / n_samples``, the step of a fraction).
     tol, max_iter :
         CG tolerance and cap of the Poisson solve (see :class:`PoissonLearning`).
     verbose : bool, default=False
@@ -366,7 +367,7 @@ n_unreached_ :
         log(f"[PoissonMBO] MBO: {self.n_outer} x {self.n_inner} heat steps, "
             f"{out.n_projection_iter} class-weight iterations, volume error "
             f"{out.volume_error:.2g} ({time.perf_counter() - t0:.2f} s)", self.verbose)
-        if out.volume_error > self.volume_tol:
+        if out.volume_error > max(self.volume_tol, 1.0 / n):
             warn_convergence(f"PoissonMBO: the class fractions are {out.volume_error:.2g} "
                              f"from class_priors (volume_tol={self.volume_tol:g}) after the "
                              "projection's iteration cap; the priors may be unreachable on "

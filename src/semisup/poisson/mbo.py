@@ -24,6 +24,10 @@ __all__ = ["MBOResult", "volume_projection", "poisson_mbo"]
 VOLUME_STEP = 0.1
 #: iteration cap of the volume projection (GraphLearning's)
 VOLUME_MAX_ITER = 10_000
+#: the projection also stops after this many iterations without a new best error: tied
+#: scores (duplicated points) can make the fractions unreachable, where GraphLearning
+#: spends its whole cap
+VOLUME_PATIENCE = 1_000
 
 
 class MBOResult:
@@ -58,9 +62,13 @@ def volume_projection(S, priors, weights=None, *, tol: float = 1e-3,
 
     The class weights follow the iteration ``w <- w - step (f(w) - priors)``, ``w <- w / w_0``
     (``f(w)`` the class fractions of the labels; GraphLearning's ``volume_label_projection``)
-    from ``weights`` (default ones) until ``max_k |f_k(w) - priors_k| <= tol`` or
-    ``max_iter`` iterations. ``S`` should be non-negative (scores scaled to ``[0, 1]``), so
-    that a larger weight enlarges its class. Cost O(n K) per iteration.
+    from ``weights`` (default ones) until ``max_k |f_k(w) - priors_k| <= max(tol, 1 / n)``
+    or ``max_iter`` iterations, or :data:`VOLUME_PATIENCE` iterations without a new best
+    error (fractions of ``n`` points move in steps of ``1 / n``, and tied scores move
+    together: the tolerance may be unreachable, and GraphLearning then spends its whole
+    cap). ``S``
+    should be non-negative (scores scaled to ``[0, 1]``), so that a larger weight enlarges
+    its class. Cost O(n K) per iteration.
 
     Returns
     -------
@@ -73,12 +81,15 @@ def volume_projection(S, priors, weights=None, *, tol: float = 1e-3,
     n, K = S.shape
     w = np.ones(K) if weights is None else np.array(weights, dtype=np.float64)
     priors = np.asarray(priors, dtype=np.float64)
-    it = 0
+    tol = max(tol, 1.0 / max(n, 1))
+    it, best, best_it = 0, np.inf, 0
     while True:
         labels = np.argmax(S * w, axis=1)
         grad = np.bincount(labels, minlength=K) / n - priors
         err = float(np.abs(grad).max())
-        if err <= tol or it >= max_iter:
+        if err < best:
+            best, best_it = err, it
+        if err <= tol or it >= max_iter or it - best_it >= VOLUME_PATIENCE:
             return labels, w, err, it
         it += 1
         w -= step * grad
@@ -134,6 +145,9 @@ def poisson_mbo(W, labels0, B, priors, *, mu: float = 1.0, n_inner: int = 40,
         S = U - U.min()
         top = S.max()
         S = S / top if top > 0 else np.ones_like(S)
+        previous = labels
         labels, w, err, it = volume_projection(S, priors, w, tol=volume_tol)
         total += it
+        if it == 0 and np.array_equal(labels, previous):
+            break       # a fixed point: every further step would repeat this one
     return MBOResult(labels, S * w, w, err, total)
