@@ -119,3 +119,15 @@ def test_missing_dask_names_the_extra(monkeypatch):
         require_dask()
     with pytest.raises(ImportError, match=r"semisup\[dask\]"):
         DaskKernel(np.ones((4, 2)))
+
+
+@pytest.mark.parametrize("weights", ["heat", "self_tuning"])
+def test_poisson_learning_on_dask_equals_numpy(client, data, weights):
+    from semisup import PoissonLearning
+    X, y, X_new = data
+    a = PoissonLearning(weights=weights, tol=1e-10).fit(X, y)
+    b = PoissonLearning(weights=weights, tol=1e-10).fit(_dask(X), y)
+    assert (a.affinity_matrix_ != b.affinity_matrix_).nnz == 0
+    np.testing.assert_allclose(b.scores_, a.scores_, atol=1e-8)
+    np.testing.assert_allclose(b.decision_function(X_new), a.decision_function(X_new),
+                               atol=1e-8)

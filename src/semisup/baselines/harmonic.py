@@ -30,6 +30,7 @@ from .._base import SemiSupervisedMixin, _fit_context
 from .._progress import log
 from .._validation import check_semisup_labels, warn_convergence
 from ..graph import connected_components
+from ..graph.degeneracy import warn_if_flat
 from ..graph.frontend import GRAPH_PARAMETER_CONSTRAINTS, GraphMixin
 from ..linalg.spd import SPDSolver, block_pcg
 
@@ -335,6 +336,9 @@ random_state :
                           "the uniform label distribution. Increase n_neighbors or label "
                           "a point in each component.", UserWarning, stacklevel=3)
         F = res.F
+        solved = np.ones(n, dtype=bool)
+        solved[res.unreached] = False          # their uniform rows are not the solution's
+        warn_if_flat(F[solved], labeled[solved], "HarmonicFunction")
         if self.class_mass_normalization:
             prior = Y_l.mean(axis=0)
             solved = ~labeled

@@ -19,7 +19,8 @@ from sklearn.preprocessing import normalize
 
 from .._validation import check_affinity
 from ..engines import Engine, GraphFit
-from .neighbors import edge_weights, graph_from_neighbors, heat_sigma, knn_search_in_memory
+from .neighbors import (edge_weights, graph_from_neighbors, heat_sigma, knn_search_in_memory,
+                        kth_neighbor_distance)
 from .weights import _dense_threshold, cosine_threshold_graph, rbf_similarity
 
 __all__ = ["InProcessEngine", "fit_knn_graph", "query_knn_affinity", "COSINE_THRESHOLD"]
@@ -42,7 +43,8 @@ def fit_knn_graph(engine: Engine, est, X) -> GraphFit:
 
     ``n_neighbors`` is lowered to ``n - 1`` (with a warning) on fewer points; the heat
     width is ``graph_sigma`` or the mean non-zero kNN distance (:func:`heat_sigma`). The
-    state kept for new points is ``(X, k)``.
+    state kept for new points is ``(X, k, kth)``: ``kth`` the training points' distances to
+    their ``k``-th neighbour, which self-tuned weights of new points need (else None).
     """
     n = X.shape[0]
     k = est.n_neighbors
@@ -56,16 +58,18 @@ def fit_knn_graph(engine: Engine, est, X) -> GraphFit:
     if est.weights == "heat":
         sigma = est.graph_sigma if est.graph_sigma is not None else heat_sigma(dist)
     W = graph_from_neighbors(dist, ind, weights=est.weights, sigma=sigma)
-    return GraphFit(check_affinity(W, "the graph built from X"), X, sigma, (X, k))
+    kth = kth_neighbor_distance(dist) if est.weights == "self_tuning" else None
+    return GraphFit(check_affinity(W, "the graph built from X"), X, sigma, (X, k, kth))
 
 
 def query_knn_affinity(engine: Engine, est, state, X_new) -> sp.csr_matrix:
     """``(m, n_train)`` weights of each new point's ``k`` nearest training points (the
     state of :func:`fit_knn_graph`; the training graph's weights and width)."""
-    X_fit, k = state
+    X_fit, k, kth = state
     dist, ind = engine.knn_search(X_fit, k, metric=est.metric, Q=X_new, n_jobs=est.n_jobs)
     m = ind.shape[0]
-    vals = edge_weights(np.maximum(dist, 0.0), est.weights, est.graph_sigma_)
+    vals = edge_weights(np.maximum(dist, 0.0), est.weights, est.graph_sigma_, ind=ind,
+                        kth=kth)
     return sp.csr_matrix((vals.ravel(), ind.ravel(), np.arange(0, m * k + 1, k)),
                          shape=(m, X_fit.shape[0]))
 

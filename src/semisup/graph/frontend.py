@@ -18,7 +18,10 @@ parameter          meaning
                    exceeds ``threshold`` (the SPORE paper's graphs).
 ``n_neighbors``    neighbours per point of the kNN graph and of the out-of-sample mapping.
 ``weights``        ``"heat"`` (default) ``exp(-d^2 / (2 graph_sigma^2))``, ``"binary"``
-                   (1), or ``"distance"`` (``d``, kNN only). Thresholded graphs: ``"heat"``
+                   (1), ``"distance"`` (``d``, kNN only) or ``"self_tuning"``
+                   ``exp(-4 d_ij^2 / (d_k(x_i) d_k(x_j)))``, ``d_k`` the distance to the
+                   ``n_neighbors``-th neighbour (kNN only; new points use their own
+                   ``d_k`` among the training points). Thresholded graphs: ``"heat"``
                    keeps the similarity, ``"binary"`` gives a 0/1 adjacency.
 ``graph_sigma``    width of the graph's heat weights (never a kernel width); ``None``: the
                    mean directed kNN distance (lapsvmp's ``t = 0`` rule), or for
@@ -67,7 +70,7 @@ GRAPH_PARAMS = tuple(GRAPH_DEFAULTS)
 GRAPH_PARAMETER_CONSTRAINTS = {
     "affinity": [StrOptions(set(AFFINITIES))],
     "n_neighbors": [Interval(Integral, 1, None, closed="left")],
-    "weights": [StrOptions({"heat", "binary", "distance"})],
+    "weights": [StrOptions({"heat", "binary", "distance", "self_tuning"})],
     "graph_sigma": [Interval(Real, 0, None, closed="neither"), None],
     "threshold": [Interval(Real, None, None, closed="neither"), None],
     "metric": [StrOptions({"euclidean", "cosine"})],
@@ -117,8 +120,8 @@ class GraphMixin:
 
     def _check_graph_options(self):
         if self.affinity in ("rbf_threshold", "cosine_threshold") and \
-                self.weights == "distance":
-            raise ValueError(f"weights='distance' applies to affinity='knn' only; with "
+                self.weights in ("distance", "self_tuning"):
+            raise ValueError(f"weights={self.weights!r} applies to affinity='knn' only; with "
                              f"affinity={self.affinity!r} use 'binary' or 'heat'.")
 
     def _validate_points(self, X, reset=True, name="X"):

@@ -28,7 +28,7 @@ from .weights import symmetrize_graph
 #: installed (exact brute force is O(n^2 d); NN-descent is roughly O(n^1.14 d)).
 AUTO_APPROX_THRESHOLD = 20_000
 
-_WEIGHTS = ("binary", "heat", "distance")
+_WEIGHTS = ("binary", "heat", "distance", "self_tuning")
 _METRICS = ("euclidean", "cosine")
 
 
@@ -560,10 +560,33 @@ def heat_sigma(dist) -> float:
     return float(nz.mean()) if nz.size else 1.0
 
 
-def edge_weights(dist, weights: str = "binary", sigma: float | None = None) -> np.ndarray:
-    """Edge weights from neighbour distances (``binary``, ``heat`` or ``distance``).
+def kth_neighbor_distance(dist, floor: float | None = None) -> np.ndarray:
+    """Each row's distance to its last (k-th) listed neighbour: the self-tuned width.
+
+    A zero width (the point and its k nearest neighbours coincide) is raised to ``floor``
+    (default: the smallest positive width of ``dist``, or 1.0 if every width is zero), so
+    that the self-tuned weights stay defined.
+    """
+    dist = np.asarray(dist, dtype=np.float64)
+    dk = dist[:, -1].copy() if dist.shape[1] else np.ones(dist.shape[0])
+    if floor is None:
+        pos = dk[dk > 0]
+        floor = float(pos.min()) if pos.size else 1.0
+    np.maximum(dk, floor, out=dk)
+    return dk
+
+
+def edge_weights(dist, weights: str = "binary", sigma: float | None = None, *,
+                 ind=None, kth=None) -> np.ndarray:
+    """Edge weights from neighbour distances (``binary``, ``heat``, ``distance`` or
+    ``self_tuning``).
 
     ``heat`` is ``exp(-d^2 / (2 sigma^2))``; ``sigma=None`` uses :func:`heat_sigma`.
+    ``self_tuning`` is ``exp(-4 d_ij^2 / (d_k(x_i) d_k(x_j)))`` (Zelnik-Manor & Perona's
+    local scaling with the factor 4 of Calder et al. 2020), ``d_k`` the distance to the
+    k-th neighbour: ``d_k(x_i)`` is each row's last listed distance, ``d_k(x_j)`` is
+    ``kth[ind]`` with ``kth`` the widths of the points the rows point to (from
+    :func:`kth_neighbor_distance` of their own lists).
     """
     if weights not in _WEIGHTS:
         raise ValueError(f"weights must be one of {_WEIGHTS}, got {weights!r}.")
@@ -572,6 +595,14 @@ def edge_weights(dist, weights: str = "binary", sigma: float | None = None) -> n
         return np.ones_like(dist)
     if weights == "distance":
         return dist.copy()
+    if weights == "self_tuning":
+        if ind is None or kth is None:
+            raise ValueError("weights='self_tuning' needs the neighbour indices (ind) and "
+                             "the k-th neighbour distances of the indexed points (kth).")
+        kth = np.asarray(kth, dtype=np.float64)
+        own = kth_neighbor_distance(dist, floor=float(kth.min()) if kth.size else None)
+        # d / sqrt(d_k(i) d_k(j)) first: finite for any finite distances and widths
+        return np.exp(-4.0 * (dist / np.sqrt(own[:, None] * kth[np.asarray(ind)])) ** 2)
     if sigma is None:
         sigma = heat_sigma(dist)
     # (d / sigma)^2, not d^2 / sigma^2: finite for any finite distances and width
@@ -587,7 +618,8 @@ def graph_from_neighbors(dist, ind, *, weights: str = "binary", sigma: float | N
         raise ValueError(f"dist and ind must be 2-D of the same shape, got {dist.shape} "
                          f"and {ind.shape}.")
     n, k = ind.shape
-    vals = edge_weights(dist, weights, sigma)
+    kth = kth_neighbor_distance(dist) if weights == "self_tuning" else None
+    vals = edge_weights(dist, weights, sigma, ind=ind, kth=kth)
     A = sp.csr_matrix((vals.ravel(), ind.ravel(), np.arange(0, n * k + 1, k)), shape=(n, n))
     return symmetrize_graph(A, symmetrize)
 
@@ -610,10 +642,12 @@ def knn_graph(X, n_neighbors: int = 10, *, weights: str = "binary", sigma: float
     X : array-like or sparse matrix of shape (n_samples, n_features)
     n_neighbors : int
         Neighbours per point, excluding the point itself.
-    weights : {"binary", "heat", "distance"}
+    weights : {"binary", "heat", "distance", "self_tuning"}
         ``binary``: 1. ``heat``: ``exp(-d_ij^2 / (2 sigma^2))``; with ``sigma=None`` the
         width is the mean of the non-zero directed kNN distances (lapsvmp's ``t = 0``
-        convention, Melacci & Belkin 2011). ``distance``: ``d_ij``.
+        convention, Melacci & Belkin 2011). ``distance``: ``d_ij``. ``self_tuning``:
+        ``exp(-4 d_ij^2 / (d_k(x_i) d_k(x_j)))`` with ``d_k`` the distance to the k-th
+        neighbour (symmetric by construction; ``sigma`` is not used).
     sigma : float, optional
         Heat-kernel width.
     metric : {"euclidean", "cosine"}

@@ -24,6 +24,7 @@ from sklearn.utils.validation import _num_samples, check_is_fitted
 from .._base import SemiSupervisedMixin, _fit_context
 from .._validation import _fmt_bytes, check_semisup_labels
 from ..graph import laplacian
+from ..graph.degeneracy import warn_if_flat
 from ..graph.frontend import GRAPH_PARAMETER_CONSTRAINTS, GraphMixin
 from ..engines import engine_name
 from ..kernels import check_kernel_memory, make_kernel
@@ -346,6 +347,7 @@ class _LaplacianKernelClassifier(SemiSupervisedMixin, GraphMixin, ClassifierMixi
                     res.decision, dtype=np.float64).reshape(np.shape(res.alpha)[0], -1))
             self.history_.update(path)
         self.transduction_ = self._labels(np.asarray(res.decision, dtype=np.float64))
+        warn_if_flat(np.asarray(res.decision, dtype=np.float64).reshape(n, -1), labeled, name)
         return self
 
     def decision_function(self, X):

@@ -15,6 +15,7 @@ from .._base import SemiSupervisedMixin, _fit_context
 from .._progress import log
 from .._validation import _as_numeric_matrix, check_finite, check_semisup_labels
 from ..graph import connected_components, laplacian
+from ..graph.degeneracy import warn_if_flat
 from ..graph.frontend import GRAPH_PARAMETER_CONSTRAINTS, GraphMixin
 from .admm import solve
 from .outofsample import lass_transform
@@ -264,6 +265,7 @@ random_state :
                     **warm)
         self.classes_ = classes
         self.assignments_ = res.Z
+        warn_if_flat(res.Z, np.any(G != 0, axis=1), "LaplacianAssignment")
         self.transduction_ = classes[np.argmax(res.Z, axis=1)]
         self.multipliers_ = (res.mu, res.Xi)
         self.n_iter_ = int(res.n_iter)
