@@ -180,3 +180,23 @@ def test_memory_check_counts_the_kept_kernels(monkeypatch):
     _fit(SPORE(n_outer=1, random_state=0), X, ys)
     _fit(SPORE(n_outer=1, random_state=0), X, np.where(ys == 2, -1, ys))
     assert seen[0] == pytest.approx(seen[-1] * (14 + 2) / 14)
+
+
+@pytest.mark.parametrize("kernel", ["unlap", "nlap", "kscaling"])
+@pytest.mark.parametrize("seed", [0, 2, 4])
+def test_graph_kernel_svm_unreached_clusters_tie_exactly(kernel, seed):
+    """#30 item 7: on a kNN graph with clusters no label reaches, the eigenbasis of the
+    repeated eigenvalue 0 mixes the components and their scores were rounding noise
+    (|score| ~ 1e-15, labels of either class at random, against the warning's "score 0,
+    the class with more labeled vertices"); now exactly 0 and the larger class."""
+    centers = [[0, 0], [10, 0], [0, 10], [10, 10], [20, 20]]
+    X, y = make_blobs(100, centers=centers, cluster_std=0.5, random_state=seed)
+    far = np.isin(y, (3, 4))
+    for labels in ((0, 0, 1), (0, 1, 1, 2)):                   # majority: 0, then 1
+        ys = np.full(100, -1)
+        for c in labels:
+            ys[np.flatnonzero((y == c) & (ys == -1))[0]] = c
+        with pytest.warns(UserWarning, match="components without any labeled"):
+            m = GraphKernelSVM(kernel=kernel, n_neighbors=5).fit(X, ys)
+        np.testing.assert_array_equal(m.decision_function(X)[far], 0.0)
+        np.testing.assert_array_equal(m.predict(X)[far], labels[1])

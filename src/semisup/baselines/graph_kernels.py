@@ -29,7 +29,7 @@ from .._base import TransductiveMixin, _fingerprint, _fit_context
 from .._progress import log
 from .._transductive import n_vertices, one_vs_rest, ovr_labels, transduce, warn_unreached
 from .._validation import check_affinity, check_semisup_labels
-from ..graph import laplacian
+from ..graph import connected_components, laplacian
 from ..graph.frontend import GRAPH_PARAMETER_CONSTRAINTS, GraphMixin
 from ..kernels import check_kernel_memory
 from ..linalg.svm_dual import svm_dual
@@ -74,6 +74,9 @@ class LaplacianSpectrum:
         self.kind = kind
         self.mu, self.U = sla.eigh(0.5 * (L + L.T), check_finite=False)
         self.mu = np.maximum(self.mu, 0.0)
+        # the kernels are block diagonal over the components, but an eigenbasis of a
+        # repeated eigenvalue (0, once per component) mixes them: written out exactly
+        self.components = connected_components(W)[1]
 
     def columns(self, c: float, cols):
         """``(K[:, cols], diag(K))`` of the kernel with parameter c (c > 0)."""
@@ -81,6 +84,7 @@ class LaplacianSpectrum:
             raise ValueError(f"c must be positive, got {c!r}.")
         inv = 1.0 / (c + self.mu)
         Kc = (self.U * inv) @ self.U[cols].T
+        Kc[self.components[:, None] != self.components[cols][None, :]] = 0.0
         d = (self.U ** 2) @ inv
         if self.kind == "kscaling":
             s = 1.0 / np.sqrt(d)
