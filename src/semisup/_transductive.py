@@ -104,6 +104,18 @@ def decide(scores, labeled, signed):
     they have as many (ties are common: a vertex the labels do not reach scores exactly
     0, spore.md §3.1). With two classes this is
     :func:`semisup.linalg.svm_dual.sign_predictions`. Labelled vertices are not clamped.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from semisup._transductive import decide, ovr_labels
+    >>> y = np.array([0, 1, 1, 2, -1, -1, -1])          # class 1 has the most labels
+    >>> _, labeled, signed = ovr_labels(y, 7, "example")
+    >>> scores = np.zeros((7, 3))
+    >>> scores[4] = [0.9, 0.1, 0.2]                     # argmax
+    >>> scores[5] = [0.5, 0.0, 0.5]                     # tie of classes 0 and 2 (one label each)
+    >>> decide(scores, labeled, signed)[4:].tolist()    # row 6 unreached: all 0
+    [0, 2, 1]
     """
     scores = np.asarray(scores, dtype=np.float64)
     counts = _class_counts(np.asarray(labeled), signed)

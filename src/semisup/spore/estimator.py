@@ -292,8 +292,9 @@ random_state :
     -----
     Time O(n_outer (n_inner + 1) n^3) per binary problem (``n_classes`` of them for more
     than two classes), memory O(n^2) (plus one kept kernel per class), refused
-    (``MemoryError``) before the graph is built when the dense n x n iterates cannot fit. Self-loops of a precomputed
-    adjacency are dropped with a warning; an asymmetric adjacency is an error.
+    (``MemoryError``) before the graph is built when the dense n x n iterates cannot fit.
+    Self-loops of a precomputed adjacency are dropped with a warning; an asymmetric
+    adjacency is an error.
 
     Examples
     --------
