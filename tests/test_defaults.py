@@ -105,6 +105,19 @@ def test_spore_defaults_work(data, seed):
     assert acc >= max(SPORE_TARGET[data], _bar(ref, chance)), (acc, ref, chance)
 
 
+def test_spore_defaults_work_on_more_than_two_classes():
+    """#30 item 3: SPORE() on iris (three classes) through its own one-vs-rest, held to the
+    harmonic function's bar (it refused more than two classes before)."""
+    X, y = _problem("iris")
+    ys = _semi(y, PER_CLASS["iris"])
+    u = ys == -1
+    chance = np.bincount(y[u]).max() / u.sum()
+    ref = np.mean(HarmonicFunction().fit(X, ys).transduction_[u] == y[u])
+    est = SPORE(random_state=0).fit(X, ys)
+    assert est.decision_scores_.shape == (len(y), 3)
+    assert np.mean(est.transduction_[u] == y[u]) >= _bar(ref, chance)
+
+
 def test_spore_warns_when_its_predictions_rest_on_little():
     """On the plain 10-NN graph (hops=1) most unlabelled vertices have no labelled
     neighbour: the estimator says so, and the warning is not a blanket one."""

@@ -22,9 +22,13 @@ hand-written loop::
   multi-label matrix): the fit sees all points and none of the held-out labels.
 * :func:`labeled_scorer` scores only labeled entries; for the held-out points of a
   transductive split it reads the fitted estimator's ``transduction_`` (the fit saw them),
-  so transductive estimators without an out-of-sample rule are scored too.
+  so transductive estimators without an out-of-sample rule are scored too. Through a
+  :class:`~sklearn.pipeline.Pipeline` it reads the final step's ``transduction_``.
 
-The final refit (``refit=True``) sees all labels.
+The final refit (``refit=True``) sees all labels. Pass ``error_score="raise"`` to
+``GridSearchCV`` / ``cross_val_score``: scikit-learn turns any exception of a fit or a scorer
+into a NaN score and a warning by default, and a search whose every score is NaN returns its
+first candidate as ``best_params_``.
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ import numpy as np
 from sklearn.base import is_regressor
 from sklearn.metrics import accuracy_score, balanced_accuracy_score, f1_score, r2_score
 from sklearn.model_selection import BaseCrossValidator, KFold, StratifiedKFold
+from sklearn.pipeline import Pipeline
 from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import type_of_target
 
@@ -60,8 +65,9 @@ class TransductiveTarget(np.ndarray):
     Indexing with an integer array whose negative entries ``i - n`` alias row ``i`` returns
     a plain array with those rows' labels hidden (-1, or NaN for a regression target).
     Indexing with non-negative integers returns a ``TransductiveTarget`` that remembers the
-    positions (``positions``), so :func:`labeled_scorer` can read them from
-    ``transduction_``. Everything else behaves as the plain array.
+    positions (``positions``) among the ``n_total`` rows of the whole target, so
+    :func:`labeled_scorer` can read them from ``transduction_``. Everything else behaves as
+    the plain array.
     """
 
     def __new__(cls, y):
@@ -70,11 +76,13 @@ class TransductiveTarget(np.ndarray):
             arr = arr.astype(object)
         obj = arr.view(cls)
         obj.positions = None
+        obj.n_total = arr.shape[0] if arr.ndim else None
         obj.hidden_value = _hidden_value(arr)
         return obj
 
     def __array_finalize__(self, obj):
         self.positions = getattr(obj, "positions", None)
+        self.n_total = getattr(obj, "n_total", None)
         self.hidden_value = getattr(obj, "hidden_value", UNLABELED)
 
     def __reduce__(self):   # pickles (joblib workers) as what it is
@@ -95,7 +103,9 @@ class TransductiveTarget(np.ndarray):
                     out[hidden] = self.hidden_value
                     return out
                 out = out.view(TransductiveTarget)
-                out.positions = k.copy()
+                # positions among the whole target's rows, also when indexed twice
+                out.positions = k.copy() if self.positions is None else self.positions[k]
+                out.n_total = self.n_total
                 out.hidden_value = self.hidden_value
                 return out
         return base[key]
@@ -190,9 +200,40 @@ _METRICS = {
 }
 
 
+def _final_step(estimator):
+    """The estimator that was fitted on the labels: the last step of a (nested) Pipeline."""
+    while isinstance(estimator, Pipeline):
+        estimator = estimator.steps[-1][1]
+    return estimator
+
+
 class _LabeledScorer:
     def __init__(self, metric):
         self.metric = metric
+
+    @staticmethod
+    def _predictions(estimator, X, y):
+        """The predictions to score: ``transduction_`` at the held-out positions when the
+        fit saw every point (the final step's, through a Pipeline: a transduction needs no
+        transform of ``X``), else ``estimator.predict(X)`` (through the Pipeline's
+        transforms)."""
+        positions = getattr(y, "positions", None)
+        n_total = getattr(y, "n_total", None)
+        final = _final_step(estimator)
+        trans = getattr(final, "transduction_", None)
+        if positions is None or trans is None:
+            return estimator.predict(X)
+        trans = np.asarray(trans)
+        if len(trans) == n_total:
+            return trans[positions]
+        try:
+            return estimator.predict(X)
+        except Exception as exc:
+            raise ValueError(
+                f"labeled_scorer cannot score {type(final).__name__}: its transduction_ has "
+                f"{len(trans)} rows, not the {n_total} of the target, so the fit did not see "
+                "the held-out points (split with TransductiveSplit, whose training sets hold "
+                f"every point), and predict on them failed: {exc}") from exc
 
     def _func(self, estimator):
         m = self.metric
@@ -201,14 +242,8 @@ class _LabeledScorer:
         return _METRICS[m] if isinstance(m, str) else m
 
     def __call__(self, estimator, X, y, sample_weight=None):
-        positions = getattr(y, "positions", None)
+        y_pred = self._predictions(estimator, X, y)
         y = np.asarray(y)
-        trans = getattr(estimator, "transduction_", None)
-        if positions is not None and trans is not None and positions.size and \
-                positions.max() < len(trans):
-            y_pred = np.asarray(trans)[positions]
-        else:
-            y_pred = estimator.predict(X)
         if y.ndim == 2 and y.shape[1] == 1:
             y = y.ravel()
         y_pred = np.asarray(y_pred)
@@ -237,8 +272,33 @@ def labeled_scorer(metric=None):
     Notes
     -----
     For the held-out points of a :class:`TransductiveSplit` (the fit saw them) the
-    predictions are ``estimator.transduction_`` at their positions; otherwise
-    ``estimator.predict(X)``.
+    predictions are ``estimator.transduction_`` at their positions; for a
+    :class:`~sklearn.pipeline.Pipeline`, its final step's ``transduction_`` (the rows the
+    final step was fitted on are the rows of ``X``, transformed). Otherwise
+    ``estimator.predict(X)``, through the pipeline's transforms. A transductive estimator
+    that cannot be scored (fitted without the held-out points) raises a ``ValueError``
+    saying so; pass ``error_score="raise"`` to the search, which otherwise turns it into a
+    NaN score.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.model_selection import GridSearchCV
+    >>> from sklearn.pipeline import make_pipeline
+    >>> from sklearn.preprocessing import StandardScaler
+    >>> from semisup import HarmonicFunction
+    >>> from semisup.model_selection import (TransductiveSplit, labeled_scorer,
+    ...                                      transductive_target)
+    >>> rng = np.random.default_rng(0)
+    >>> X = np.r_[rng.normal(0, 1, (30, 2)), rng.normal(5, 1, (30, 2))]
+    >>> y = np.full(60, -1)
+    >>> y[[0, 1, 2, 30, 31, 32]] = [0, 0, 0, 1, 1, 1]
+    >>> search = GridSearchCV(make_pipeline(StandardScaler(), HarmonicFunction()),
+    ...                       {"harmonicfunction__n_neighbors": [5, 10]},
+    ...                       cv=TransductiveSplit(n_splits=3, random_state=0),
+    ...                       scoring=labeled_scorer(), error_score="raise")
+    >>> float(search.fit(X, transductive_target(y)).best_score_)
+    1.0
     """
     if metric is not None and not callable(metric) and metric not in _METRICS:
         raise ValueError(f"metric must be one of {sorted(_METRICS)}, a callable or None, "

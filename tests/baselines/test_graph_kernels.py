@@ -95,9 +95,10 @@ def test_bad_labels():
     y_obs = np.array([1, 1, -1, -1, 0, 0, -1, -1])
     with pytest.raises(ValueError, match="class"):
         GraphKernelSVM(affinity="precomputed").fit(A8, np.where(y_obs == 0, -1, y_obs))
-    with pytest.raises(ValueError, match="binary"):
-        GraphKernelSVM(affinity="precomputed").fit(A8, np.where(y_obs == 0, 2, y_obs) +
-                                                   (np.arange(8) == 7) * 4)
+    three = np.where(y_obs == 0, 2, y_obs) + (np.arange(8) == 7) * 4   # one-vs-rest
+    m = GraphKernelSVM(affinity="precomputed").fit(A8, three)
+    np.testing.assert_array_equal(m.classes_, [1, 2, 3])
+    assert m.decision_function(A8).shape == (8, 3)
 
 
 def test_contract_graph_from_features_and_transduction():

@@ -163,9 +163,9 @@ def test_bad_labels():
     with pytest.raises(ValueError, match="class"):
         SPORE(**PRE).fit(A, one)
     three = y_obs.copy()
-    three[5] = 2
-    with pytest.raises(ValueError, match="binary"):
-        SPORE(**PRE).fit(A, three)
+    three[5] = 2                   # more than two classes: one-vs-rest (#30 item 3)
+    m = SPORE(n_outer=1, **PRE).fit(A, three)
+    assert m.decision_scores_.shape == (20, 3) and m.transduction_[5] == 2
     with pytest.raises(ValueError, match="entries"):
         SPORE(**PRE).fit(A, y_obs[:10])
     with pytest.raises(ValueError, match="None"):

@@ -27,9 +27,9 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._base import TransductiveMixin, _fingerprint, _fit_context
 from .._progress import log
-from .._transductive import binary_labels, n_vertices, transduce, warn_unreached
+from .._transductive import n_vertices, one_vs_rest, ovr_labels, transduce, warn_unreached
 from .._validation import check_affinity, check_semisup_labels
-from ..graph import laplacian
+from ..graph import connected_components, laplacian
 from ..graph.frontend import GRAPH_PARAMETER_CONSTRAINTS, GraphMixin
 from ..kernels import check_kernel_memory
 from ..linalg.svm_dual import svm_dual
@@ -74,6 +74,9 @@ class LaplacianSpectrum:
         self.kind = kind
         self.mu, self.U = sla.eigh(0.5 * (L + L.T), check_finite=False)
         self.mu = np.maximum(self.mu, 0.0)
+        # the kernels are block diagonal over the components, but an eigenbasis of a
+        # repeated eigenvalue (0, once per component) mixes them: written out exactly
+        self.components = connected_components(W)[1]
 
     def columns(self, c: float, cols):
         """``(K[:, cols], diag(K))`` of the kernel with parameter c (c > 0)."""
@@ -81,6 +84,7 @@ class LaplacianSpectrum:
             raise ValueError(f"c must be positive, got {c!r}.")
         inv = 1.0 / (c + self.mu)
         Kc = (self.U * inv) @ self.U[cols].T
+        Kc[self.components[:, None] != self.components[cols][None, :]] = 0.0
         d = (self.U ** 2) @ inv
         if self.kind == "kscaling":
             s = 1.0 / np.sqrt(d)
@@ -140,7 +144,12 @@ class GraphKernelSVM(TransductiveMixin, GraphMixin, ClassifierMixin, BaseEstimat
     """Bias-free SVM (SPORE eq. 3) with a fixed graph kernel: Un-Lap, N-Lap or K-Scaling.
 
     Transductive: ``fit(X, y)`` labels every vertex with ``yhat = K_{:,S} (alpha * y_S)``;
-    ``predict`` and ``decision_function`` answer only for the fitted ``X``.
+    ``predict`` and ``decision_function`` answer only for the fitted ``X``. More than two
+    classes are solved one-vs-rest inside the estimator, on one kernel: the
+    eigendecomposition and the kernel columns are computed once, one SVM per class. Do not
+    wrap it in scikit-learn's ``OneVsRestClassifier``: that reads the unlabelled marker -1
+    as a class, fits every binary problem as if all points were labelled, and predicts -1
+    for most points.
 
     Parameters
     ----------
@@ -162,12 +171,15 @@ random_state :
 
     Attributes
     ----------
-    classes_ : ndarray of shape (2,)
+    classes_ : ndarray of shape (n_classes,)
     transduction_ : ndarray of shape (n,)
-        Labels of all vertices (labelled ones keep theirs; score-0 ties go to the larger
-        labelled class, as for :class:`semisup.spore.SPORE`).
-    decision_scores_ : ndarray of shape (n,)
-        Soft predictions; positive means ``classes_[1]``.
+        Labels of all vertices: labelled ones keep theirs, the others follow
+        :func:`semisup._transductive.decide` on ``decision_scores_`` (the sign, or the
+        argmax for more than two classes; an exact tie goes to the tied class with more
+        labelled vertices, as for :class:`semisup.spore.SPORE`).
+    decision_scores_ : ndarray of shape (n,) or (n, n_classes)
+        Soft predictions; for two classes positive means ``classes_[1]``, for more one
+        column per class (its one-vs-rest SVM).
     affinity_matrix_ : scipy.sparse.csr_matrix of shape (n, n)
     graph_sigma_ : float or None
     n_unreached_ : int
@@ -217,11 +229,6 @@ random_state :
         self.n_jobs = n_jobs
         self.random_state = random_state
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = False
-        return tags
-
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
         """Fit on points (or the adjacency, ``affinity="precomputed"``) and labels.
@@ -230,7 +237,7 @@ random_state :
         ----------
         X : array-like or sparse matrix of shape (n, d), or (n, n)
         y : array-like of shape (n,)
-            Two classes; -1 marks unlabelled vertices.
+            Class labels (two or more); -1 marks unlabelled vertices.
 
         Returns
         -------
@@ -248,16 +255,16 @@ random_state :
             f"of the {n}x{n} Laplacian", self.verbose)
         spec = LaplacianSpectrum(W, self.kernel)
         log(f"[GraphKernelSVM] spectrum done ({time.perf_counter() - t0:.2f} s)", self.verbose)
-        classes, cols, signed = binary_labels(y, n, "GraphKernelSVM")
+        classes, cols, signed = ovr_labels(y, n, "GraphKernelSVM")
         self.n_unreached_ = warn_unreached(W, cols, "GraphKernelSVM")
-        Kc, _ = spec.columns(self.c, cols)
-        scores, _ = svm_on_columns(Kc, cols, signed, self.C)
+        Kc, _ = spec.columns(self.c, cols)           # the labels' kernel columns: once
+        _, scores = one_vs_rest(lambda s: svm_on_columns(Kc, cols, s, self.C), signed)
         self.classes_ = classes
         self.decision_scores_ = scores
         self.transduction_ = transduce(scores, classes, cols, signed)
         self._fit_X_fingerprint = _fingerprint(X)
-        log(f"[GraphKernelSVM] SVM on {cols.size} labelled vertices done "
-            f"({time.perf_counter() - t0:.2f} s)", self.verbose)
+        log(f"[GraphKernelSVM] {signed.shape[1]} SVM(s) on {cols.size} labelled vertices "
+            f"done ({time.perf_counter() - t0:.2f} s)", self.verbose)
         return self
 
 

@@ -7,7 +7,7 @@ class (semi-supervised estimators; the rest of the labels hidden) or a 70/30 spl
 (supervised estimators). Recorded: fit seconds (wall and CPU) and accuracy on the hidden or
 held-out labels, once with one BLAS thread and once with two, in
 ``docs/benchmarks/defaults.md``. Estimators that cannot take a problem (binary-only
-transductive ones on multi-class data, SPORE's dense n x n iterates on the 2 400-point set)
+estimators on multi-class data, SPORE's dense n x n iterates on the 2 400-point set)
 are marked "not applicable" rather than silently skipped.
 """
 

@@ -9,6 +9,7 @@ and depend on ``K0`` and ``n_outer``.
 
 from __future__ import annotations
 
+import copy
 import warnings
 from numbers import Integral, Real
 
@@ -19,8 +20,9 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._base import TransductiveMixin, _fingerprint, _fit_context
-from .._transductive import binary_labels, n_vertices, transduce, warn_unreached
-from .._validation import _as_numeric_matrix, check_memory, check_semisup_labels
+from .._transductive import (n_tasks, n_vertices, one_vs_rest, ovr_labels, transduce,
+                             warn_unreached)
+from .._validation import _as_numeric_matrix, check_memory
 from ..graph.frontend import GRAPH_PARAMETER_CONSTRAINTS, GraphMixin
 from .iip import iip_spore, lanczos_start, step_length
 from .mkl import mkl_spore
@@ -39,11 +41,14 @@ def _dtype_for(dtype, n):
     return np.dtype(dtype).type
 
 
-def _check_dense_memory(n, n_graphs, dtype, name="SPORE"):
-    # K, V, the FISTA variables (a, b, ya, yb, new copies), eigenvectors, the best iterate
-    nbytes = 14.0 * n_graphs * n * n * np.dtype(dtype).itemsize
+def _check_dense_memory(n, n_graphs, dtype, name="SPORE", n_tasks=1):
+    # K, V, the FISTA variables (a, b, ya, yb, new copies), eigenvectors, the best iterate;
+    # one-vs-rest solves one task at a time and keeps the others' kernels (and their sum)
+    kept = (n_tasks - 1) * (n_graphs + (n_graphs > 1))
+    nbytes = (14.0 * n_graphs + kept) * n * n * np.dtype(dtype).itemsize
     what = (f"{name} on {n} vertices (dense {n}x{n} kernels"
-            + (f", {n_graphs} graphs)" if n_graphs > 1 else ")"))
+            + (f", {n_graphs} graphs" if n_graphs > 1 else "")
+            + (f", {n_tasks} one-vs-rest tasks" if n_tasks > 1 else "") + ")")
     hint = ("SPORE learns a dense n x n kernel per graph; subsample the graph or split it "
             "into connected components.")
     if np.dtype(dtype) == np.float64:
@@ -124,6 +129,33 @@ def _step(step, K0s, n_labeled, n_outer):
     return step_length(None if step == "paper" else step, K0s[0].shape[0], n_outer)
 
 
+def _collect(est, results):
+    """The per-task fit records as attributes: scalars for one task, one entry per class
+    (``history_`` a list, ``best_iter_`` / ``n_iter_`` arrays) for one-vs-rest."""
+    one = len(results) == 1
+    est.history_ = results[0].history if one else [r.history for r in results]
+    est.best_iter_ = (int(results[0].best_iter) if one
+                      else np.array([r.best_iter for r in results]))
+    est.n_iter_ = int(results[0].n_iter) if one else np.array([r.n_iter for r in results])
+
+
+class _Kept:
+    """The arrays one-vs-rest keeps per task: ``value`` is the one task's array, or the
+    tasks' arrays on a new first axis, written in place as they come (no stacked copy)."""
+
+    def __init__(self, n_tasks):
+        self.n_tasks, self.count, self.value = n_tasks, 0, None
+
+    def add(self, a):
+        if self.n_tasks == 1:
+            self.value = a
+        else:
+            if self.value is None:
+                self.value = np.empty((self.n_tasks,) + a.shape, dtype=a.dtype)
+            self.value[self.count] = a
+        self.count += 1
+
+
 _SPORE_CONSTRAINTS = {
     **GRAPH_PARAMETER_CONSTRAINTS,
     "C": [Interval(Real, 0, None, closed="neither")],
@@ -141,13 +173,8 @@ _SPORE_CONSTRAINTS = {
 
 
 class _SPOREBase(TransductiveMixin, GraphMixin, ClassifierMixin, BaseEstimator):
-    # TransductiveMixin first: its predict/score (fitted X only, labeled-only accuracy)
-    # take precedence over ClassifierMixin's
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = False
-        return tags
+    """TransductiveMixin first: its predict/score (fitted X only, labeled-only accuracy)
+    take precedence over ClassifierMixin's."""
 
 
 class SPORE(_SPOREBase):
@@ -157,6 +184,12 @@ class SPORE(_SPOREBase):
     (Algorithm 1) with FISTA inexact projections, and predicts
     ``yhat_i = sum_{j in S} K_ij alpha_j y_j``. ``K(G)`` is the elliptope of the graph: PSD,
     unit diagonal, zero on non-edges.
+
+    SPORE is a binary method: more than two classes are solved one-vs-rest inside the
+    estimator (one IIP run per class on the graph, start kernel and step built once), and
+    a vertex takes the class of the largest score. Do not wrap it in scikit-learn's
+    ``OneVsRestClassifier``: that reads the unlabelled marker -1 as a class, fits every
+    binary problem as if all points were labelled, and predicts -1 for most points.
 
     Parameters
     ----------
@@ -220,14 +253,18 @@ random_state :
 
     Attributes
     ----------
-    classes_ : ndarray of shape (2,)
+    classes_ : ndarray of shape (n_classes,)
     transduction_ : ndarray of shape (n,)
-        Labels of all vertices (labelled ones keep theirs; score-0 ties go to the larger
-        labelled class).
-    decision_scores_ : ndarray of shape (n,)
-        Soft predictions; positive means ``classes_[1]``.
-    embedding_ : ndarray of shape (n, n)
-        The learned kernel K (Gram matrix of the orthonormal representation).
+        Labels of all vertices: labelled ones keep theirs, the others the sign of
+        ``decision_scores_`` (the argmax for more than two classes); an exact tie (score
+        0) goes to the tied class with more labelled vertices
+        (:func:`semisup._transductive.decide`).
+    decision_scores_ : ndarray of shape (n,) or (n, n_classes)
+        Soft predictions; for two classes positive means ``classes_[1]``, for more one
+        column per class (its one-vs-rest problem).
+    embedding_ : ndarray of shape (n, n) or (n_classes, n, n)
+        The learned kernel K (Gram matrix of the orthonormal representation), one per
+        class for more than two classes.
     affinity_matrix_ : scipy.sparse.csr_matrix of shape (n, n)
         The graph (SPORE uses the edge pattern of its ``hops_``-th power).
     graph_sigma_ : float or None
@@ -236,14 +273,14 @@ random_state :
         The resolved ``hops``.
     step_ : float
         The subgradient step length used.
-    history_ : dict
+    history_ : dict, or list of dict (one per class)
         Per iterate: objective, omega, lambda1, infeasibility, seconds (and scores).
-    best_iter_ : int
+    best_iter_ : int or ndarray of shape (n_classes,)
         Iterate with the smallest objective.
-    n_iter_ : int
+    n_iter_ : int or ndarray of shape (n_classes,)
         Outer iterations done.
     eig_seconds_ : float
-        Time spent in dense eigendecompositions.
+        Time spent in dense eigendecompositions (all classes).
     n_unreached_ : int
         Unlabelled vertices in components without a label (score 0, with a warning).
     far_from_labels_ : float
@@ -253,9 +290,11 @@ random_state :
 
     Notes
     -----
-    Time O(n_outer (n_inner + 1) n^3), memory O(n^2), refused (``MemoryError``) before the
-    graph is built when the dense n x n iterates cannot fit. Self-loops of a precomputed
-    adjacency are dropped with a warning; an asymmetric adjacency is an error.
+    Time O(n_outer (n_inner + 1) n^3) per binary problem (``n_classes`` of them for more
+    than two classes), memory O(n^2) (plus one kept kernel per class), refused
+    (``MemoryError``) before the graph is built when the dense n x n iterates cannot fit.
+    Self-loops of a precomputed adjacency are dropped with a warning; an asymmetric
+    adjacency is an error.
 
     Examples
     --------
@@ -304,9 +343,9 @@ random_state :
         self.n_jobs = n_jobs
         self.random_state = random_state
 
-    def _preflight(self, n):
+    def _preflight(self, n, tasks):
         """Checks that need only n: the dense memory and a user K0 (before the graph)."""
-        _check_dense_memory(n, 1, _dtype_for(self.dtype, n))
+        _check_dense_memory(n, 1, _dtype_for(self.dtype, n), n_tasks=tasks)
         if not isinstance(self.K0, str):
             _check_K0(self.K0, n)
 
@@ -334,22 +373,22 @@ random_state :
         X : array-like or sparse matrix of shape (n, d), or (n, n)
             Points, or the adjacency when ``affinity="precomputed"``.
         y : array-like of shape (n,)
-            Two classes; -1 marks unlabelled vertices.
+            Class labels (two or more: one-vs-rest); -1 marks unlabelled vertices.
 
         Returns
         -------
         self
         """
-        check_semisup_labels(y, estimator="SPORE")          # cheap: before the graph
+        tasks = n_tasks(y, "SPORE")                         # cheap: before the graph
         n_pre = n_vertices(X)
         if n_pre is not None:
-            self._preflight(n_pre)
+            self._preflight(n_pre, tasks)
         W, _ = self._fit_graph(X)
         self._graph_state = None                 # transductive: no query index, no copy of X
         n = W.shape[0]
         if n != n_pre:
-            self._preflight(n)
-        classes, labeled, signed = binary_labels(y, n, "SPORE")
+            self._preflight(n, tasks)
+        classes, labeled, signed = ovr_labels(y, n, "SPORE")
         if self.affinity == "precomputed" and W.nnz and not np.all(W.data == 1.0):
             warnings.warn("X (precomputed affinity) is weighted; SPORE is defined on simple "
                           "graphs, so only the edge pattern (weight > 0) is used.",
@@ -361,25 +400,37 @@ random_state :
         self.n_unreached_ = warn_unreached(A, labeled, "SPORE")
         self.far_from_labels_ = _warn_far_from_labels(A, labeled, "SPORE")
         self.step_ = _step(self.step, [K0], labeled.size, self.n_outer)
-        res = iip_spore(A, signed, labeled, self.C, self.beta, n_outer=self.n_outer,
-                        n_inner=_n_inner(self.n_inner), step=self.step_, K0=K0,
-                        dtype=dtype, keep_path=self.keep_path, verbose=self.verbose,
-                        random_state=rs)
         best = self.iterate == "best"
+        kept = _Kept(signed.shape[1])
+
+        def solve(s):
+            # every task draws the same Lanczos starts as a binary fit of its labels would
+            res = iip_spore(A, s, labeled, self.C, self.beta, n_outer=self.n_outer,
+                            n_inner=_n_inner(self.n_inner), step=self.step_, K0=K0,
+                            dtype=dtype, keep_path=self.keep_path, verbose=self.verbose,
+                            random_state=copy.deepcopy(rs))
+            kept.add(res.K_best if best else res.K)
+            res.K = res.K_best = None                # one kernel per task, not two
+            return (res.scores_best if best else res.scores), res
+
+        results, scores = one_vs_rest(solve, signed)
         self.classes_ = classes
-        self.embedding_ = res.K_best if best else res.K
-        self.decision_scores_ = res.scores_best if best else res.scores
-        self.transduction_ = transduce(self.decision_scores_, classes, labeled, signed)
-        self.history_ = res.history
-        self.best_iter_ = int(res.best_iter)
-        self.n_iter_ = int(res.n_iter)
-        self.eig_seconds_ = float(res.eig_seconds)
+        self.embedding_ = kept.value
+        self.decision_scores_ = scores
+        self.transduction_ = transduce(scores, classes, labeled, signed)
+        _collect(self, results)
+        self.eig_seconds_ = float(sum(r.eig_seconds for r in results))
         self._fit_X_fingerprint = _fingerprint(X)
         return self
 
 
 class MultiGraphSPORE(_SPOREBase):
     """MKL-SPORE (eq. 17): SPORE over several graphs on one vertex set, simplex weights.
+
+    Binary; more than two classes are solved one-vs-rest inside the estimator (the graphs
+    and start kernels built once, one run per class), as in :class:`SPORE` (not through
+    scikit-learn's ``OneVsRestClassifier``, which reads the unlabelled marker -1 as a
+    class).
 
     Parameters
     ----------
@@ -406,10 +457,10 @@ random_state :
 far_from_labels_, hops_, step_ :
         As in :class:`SPORE` (``n_unreached_`` counts components of the union of the
         graphs).
-    embedding_ : ndarray (n, n)
-        ``sum_k eta_k K^(k)``.
-    kernels_ : list of ndarray (n, n)
-    weights_ : ndarray (M,)
+    embedding_ : ndarray (n, n) or (n_classes, n, n)
+        ``sum_k eta_k K^(k)`` (one per class for more than two classes).
+    kernels_ : list of ndarray (n, n), or ndarray (n_classes, M, n, n)
+    weights_ : ndarray (M,) or (n_classes, M)
         eta.
     affinity_matrices_ : list of scipy.sparse.csr_matrix
         The graph of each view.
@@ -419,8 +470,8 @@ far_from_labels_, hops_, step_ :
     Notes
     -----
     Not jointly convex in (eta, K): a stationary point is returned (spore.md §6).
-    Time O(M n_outer (n_inner + 1) n^3), memory O(M n^2), refused before any graph is
-    built when it cannot fit.
+    Time O(M n_outer (n_inner + 1) n^3) per binary problem, memory O(M n^2) (plus the
+    kernels kept per class), refused before any graph is built when it cannot fit.
 
     Examples
     --------
@@ -485,7 +536,7 @@ far_from_labels_, hops_, step_ :
             One feature matrix (n, d_k) per view, or one adjacency (n, n) per graph if
             ``affinity="precomputed"``.
         y : array-like of shape (n,)
-            Two classes; -1 marks unlabelled vertices.
+            Class labels (two or more: one-vs-rest); -1 marks unlabelled vertices.
 
         Returns
         -------
@@ -493,11 +544,12 @@ far_from_labels_, hops_, step_ :
         """
         fingerprint = _fingerprint(X)
         X = self._split_views(X)
-        check_semisup_labels(y, estimator="MultiGraphSPORE")  # cheap: before the graphs
+        tasks = n_tasks(y, "MultiGraphSPORE")               # cheap: before the graphs
         M = len(X)
         n_pre = n_vertices(X[0])
         if n_pre is not None:
-            _check_dense_memory(n_pre, M, _dtype_for(self.dtype, n_pre), "MultiGraphSPORE")
+            _check_dense_memory(n_pre, M, _dtype_for(self.dtype, n_pre), "MultiGraphSPORE",
+                                tasks)
         graphs, sigmas = [], []
         for k, Xk in enumerate(X):
             W, _ = self._fit_graph(Xk, name=f"X[{k}]")
@@ -515,8 +567,8 @@ far_from_labels_, hops_, step_ :
         n = graphs[0].shape[0]
         dtype = _dtype_for(self.dtype, n)
         if n != n_pre:
-            _check_dense_memory(n, M, dtype, "MultiGraphSPORE")
-        classes, labeled, signed = binary_labels(y, n, "MultiGraphSPORE")
+            _check_dense_memory(n, M, dtype, "MultiGraphSPORE", tasks)
+        classes, labeled, signed = ovr_labels(y, n, "MultiGraphSPORE")
         if self.affinity == "precomputed":
             weighted = [k for k, W in enumerate(graphs) if W.nnz and not np.all(W.data == 1.0)]
             if weighted:
@@ -534,22 +586,34 @@ far_from_labels_, hops_, step_ :
         self.n_unreached_ = warn_unreached(sum(As), labeled, "MultiGraphSPORE")
         self.far_from_labels_ = _warn_far_from_labels(sum(As), labeled, "MultiGraphSPORE")
         self.step_ = _step(self.step, K0s, labeled.size, self.n_outer)
-        res = mkl_spore(As, signed, labeled, self.C, self.beta, n_outer=self.n_outer,
-                        n_inner=_n_inner(self.n_inner), step=self.step_,
-                        step_eta=self.step_eta, K0s=K0s, dtype=dtype,
-                        keep_path=self.keep_path, verbose=self.verbose, random_state=rs)
         best = self.iterate == "best"
+        kept_K, kept_sum = _Kept(signed.shape[1]), _Kept(signed.shape[1])
+
+        def solve(s):
+            # every task draws the same Lanczos starts as a binary fit of its labels would
+            res = mkl_spore(As, s, labeled, self.C, self.beta, n_outer=self.n_outer,
+                            n_inner=_n_inner(self.n_inner), step=self.step_,
+                            step_eta=self.step_eta, K0s=K0s, dtype=dtype,
+                            keep_path=self.keep_path, verbose=self.verbose,
+                            random_state=copy.deepcopy(rs))
+            Ks, eta = (res.Ks_best, res.eta_best) if best else (res.Ks, res.eta)
+            kept_sum.add(sum(e * K for e, K in zip(eta, Ks)))
+            kept_K.add(Ks if kept_K.n_tasks == 1 else np.stack(Ks))
+            res.Ks = res.Ks_best = None              # one set of kernels per task, not two
+            res.eta = eta
+            return (res.scores_best if best else res.scores), res
+
+        results, scores = one_vs_rest(solve, signed)
         self.affinity_matrices_ = graphs
         self.graph_sigmas_ = sigmas
         self.classes_ = classes
-        self.kernels_ = res.Ks_best if best else res.Ks
-        self.weights_ = res.eta_best if best else res.eta
-        self.embedding_ = sum(e * K for e, K in zip(self.weights_, self.kernels_))
-        self.decision_scores_ = res.scores_best if best else res.scores
-        self.transduction_ = transduce(self.decision_scores_, classes, labeled, signed)
-        self.history_ = res.history
-        self.best_iter_ = int(res.best_iter)
-        self.n_iter_ = int(res.n_iter)
+        self.kernels_ = kept_K.value
+        self.weights_ = results[0].eta if len(results) == 1 else np.stack(
+            [r.eta for r in results])
+        self.embedding_ = kept_sum.value
+        self.decision_scores_ = scores
+        self.transduction_ = transduce(scores, classes, labeled, signed)
+        _collect(self, results)
         self._fit_X_fingerprint = fingerprint
         return self
 
