@@ -239,6 +239,24 @@ class MatrixCompletionTransducer(TransductiveMixin, TransformerMixin, Classifier
     labels (all of them, usually), with ``lam = max(lam_grid)`` if ``lam="cv"``, and sets
     ``cv_fallback_``.
 
+    When to use it: multi-label data with missing features and labels (the paper's
+    setting), where it imputes and classifies at once. On single-label classification with
+    complete features it is a linear classifier in the (denoised) feature space and does
+    not use cluster structure as a graph method does; prefer
+    :class:`~semisup.HarmonicFunction` there. Digits with 3 labels per class: accuracy
+    0.761 at the defaults, 0.776 for the best ``mu`` of the path over ``lam`` in
+    1e-2..100 and feature scales 1..1000 (LogisticRegression on the 30 labelled points
+    0.777, LabelSpreading with a kNN kernel 0.854). Binary digits ("0 or 1" against the
+    rest, 100 random labels, three draws): error 0.142 / 0.136 / 0.197 at the defaults,
+    0.122 / 0.108 / 0.125 with ``lam="cv"`` (it picks 1e-3 or 1e-2), against 0.129 /
+    0.113 / 0.146 for LogisticRegression on the labelled points and 0.005-0.015 for a graph
+    method; on standardised wine with 3 labels per class ``lam="cv"`` gives 0.79 and
+    ``lam=1`` 0.88 (LogisticRegression 0.84): with a few labels per class the held-out
+    error is coarse and the choice noisy. The CV runs one continuation path per fold and
+    ``lam``; the small-``mu`` stages, where the completion's rank approaches the number of
+    features, are the slow ones (a 1 500 x 241 binary problem with 100 labels takes
+    minutes; ``lam="cv"`` four times the paths).
+
     Parameters
     ----------
     variant : {"mc1", "mcb"}, default="mc1"
