@@ -196,17 +196,19 @@ def test_auto_basis_size_and_parameter_errors():
         LapSVM(solver="dual", n_basis=10, gamma_A=1e-2).fit(X, y)
 
 
-def test_auto_keeps_the_full_expansion_for_a_precomputed_kernel():
-    """The papers' reproductions (precomputed K) do not move: n_basis='auto' is the full
-    model there, and solver='auto' its PCG."""
+def test_auto_keeps_the_full_expansion_where_the_reproductions_run():
+    """The papers' reproductions (a precomputed K, or up to 2000 points, with an explicit
+    solver) do not move: n_basis='auto' is the full model there, to the bit."""
     P = moons(5)
     y = np.where(P["y"] == 0, -1, (P["y"] > 0).astype(int))
-    kw = dict(kernel="precomputed", affinity="precomputed", gamma_A=1e-2)
     W = sp.csr_matrix(np.maximum(-P["L"].toarray(), 0))
-    a = LapRLS(**kw).fit(P["K"], y, W=W)
-    b = LapRLS(n_basis=None, solver="pcg", **kw).fit(P["K"], y, W=W)
-    assert a.n_basis_ == 200 and a.basis_indices_ is None
-    np.testing.assert_array_equal(a.alpha_, b.alpha_)
+    for kw, X in ((dict(kernel="precomputed", affinity="precomputed"), P["K"]),
+                  (dict(kernel_sigma=0.35, affinity="precomputed"), P["X"])):
+        a = LapRLS(solver="pcg", gamma_A=1e-2, **kw).fit(X, y, W=W)
+        b = LapRLS(n_basis=None, solver="pcg", gamma_A=1e-2, **kw).fit(X, y, W=W)
+        assert a.n_basis_ == 200 and a.basis_indices_ is None
+        np.testing.assert_array_equal(a.alpha_, b.alpha_)
+        assert a.n_iter_ > 1
 
 
 def test_warm_start_on_the_same_basis_starts_at_the_previous_solution():

@@ -31,7 +31,7 @@ from .dual import dual_lapsvm
 from .newton import newton
 from .objective import laplacian_operator
 from .pcg import pcg
-from .reduced import (BASES, auto_n_basis, basis_transform, reduced_newton, reduced_pcg,
+from .reduced import (AUTO_N_BASIS, BASES, auto_n_basis, basis_transform, reduced_newton, reduced_pcg,
                       select_basis)
 from .stopping import RULES, make_rule
 
@@ -149,26 +149,39 @@ class _LaplacianKernelClassifier(SemiSupervisedMixin, GraphMixin, ClassifierMixi
                             training=False,
                             dtype=np.float64 if self.kernel == "precomputed" else None)[0]
 
-    def _basis_size(self, n):
-        """``m`` of the reduced expansion, or ``None`` for the full one (``n_basis=None``;
-        ``"auto"`` with a precomputed kernel, whose columns are the training points)."""
-        if self.n_basis is None or (self.n_basis == "auto" and self.kernel == "precomputed"):
+    def _basis_size(self, n, X=None):
+        """``m`` of the reduced expansion, or ``None`` for the full one.
+
+        ``n_basis="auto"`` is the full expansion where it is the natural one: a precomputed
+        kernel (its columns are the training points), the dual solver, and ``n <= 2000``
+        points in memory (the reduced model would take every point); otherwise
+        ``m = min(n, 2000)`` (:func:`~semisup.lapsvm.reduced.auto_n_basis`), for a dask ``X``
+        at every ``n``, as its full kernel stays on the workers where no direct solve
+        reaches it.
+        """
+        if self.n_basis is None:
             return None
         if self.kernel == "precomputed":
+            if self.n_basis == "auto":
+                return None
             raise ValueError("n_basis needs the kernel computed from points; with "
                              "kernel='precomputed' use n_basis=None (or 'auto').")
-        return auto_n_basis(n) if self.n_basis == "auto" else min(int(self.n_basis), n)
+        if self.n_basis != "auto":
+            return min(int(self.n_basis), n)
+        if self.solver == "dual" or (n <= AUTO_N_BASIS and engine_name(X) != "dask"):
+            return None
+        return auto_n_basis(n)
 
-    def _solver_for(self, m):
-        """The solver ``solver`` names for the expansion: ``"auto"`` is the direct solve
-        (the minimiser, independent of an iteration path) with a reduced expansion, PCG with
-        the full one."""
+    def _solver_for(self, m, n):
+        """The solver ``solver`` names: ``"auto"`` is the direct solve (the minimiser, which
+        does not depend on an iteration path, hence neither on the BLAS threads nor on the
+        engine) with a reduced expansion or up to 2000 points, PCG above."""
         if self.solver == "dual" and m is not None:
             raise ValueError("solver='dual' trains the full expansion only: use "
                              "n_basis=None, or another solver.")
         if self.solver != "auto":
             return self.solver
-        if m is None:
+        if m is None and n > AUTO_N_BASIS:
             return "pcg"
         return "newton" if self._hinge else "closed_form"
 
@@ -378,8 +391,8 @@ class _LaplacianKernelClassifier(SemiSupervisedMixin, GraphMixin, ClassifierMixi
             n_samples = _num_samples(X)
         except TypeError:
             n_samples = None              # not array-like: validation explains below
-        m = self._basis_size(n_samples) if n_samples else None
-        solver = self._solver_for(m)
+        m = self._basis_size(n_samples, X) if n_samples else None
+        solver = self._solver_for(m, n_samples or 0)
         needs_val = [nm for nm in names if nm in ("validation", "mixed")]
         if needs_val and X_val is None and solver == "pcg":
             raise ValueError(f"early_stopping={needs_val[0]!r} needs a validation set "
