@@ -168,3 +168,22 @@ def test_subnormal_points_give_a_finite_kernel_and_width():
     K = rbf_kernel(X * 1e-310, sigma=sigma * 1e-310)
     assert np.isfinite(K).all()
     np.testing.assert_allclose(K, rbf_kernel(X, sigma=sigma), atol=1e-6)
+
+
+@pytest.mark.parametrize("kernel", ["rbf", "polynomial"])
+def test_make_kernel_transform_equals_kernel_times_transform(data, rng, kernel):
+    """K(X, Y) @ T from row blocks (never the n x m kernel), sparse X alike."""
+    from semisup.kernels import make_kernel
+    X, Y = data
+    T = rng.normal(size=(25, 4))
+    full, sigma = make_kernel(X, Y, kernel=kernel, sigma=1.7, degree=2, training=False)
+    got, _ = make_kernel(X, Y, kernel=kernel, sigma=1.7, degree=2, training=False,
+                         transform=T)
+    np.testing.assert_allclose(got, full @ T, rtol=1e-12, atol=1e-12)
+    sparse, _ = make_kernel(sp.csr_matrix(X), sp.csr_matrix(Y), kernel=kernel, sigma=1.7,
+                            degree=2, training=False, transform=T)
+    np.testing.assert_allclose(sparse, full @ T, rtol=1e-10, atol=1e-12)
+    with pytest.raises(ValueError, match="transform must have shape"):
+        make_kernel(X, Y, sigma=1.0, transform=T[:3])
+    with pytest.raises(ValueError, match="transform needs the column points"):
+        make_kernel(X, sigma=1.0, transform=T)

@@ -88,3 +88,35 @@ def test_fpc_path_runs_small_problems_with_one_blas_thread():
     assert 2 in before.values()  # else the test could not fail
     assert seen and all(set(s.values()) == {1} for s in seen)
     assert after == before
+
+
+def _issue_moons():
+    """Issue #30 item 4's problem: two moons, 1 500 points, 20 labels."""
+    from sklearn.datasets import make_moons
+    X, t = make_moons(1500, noise=0.1, random_state=0)
+    y = np.full(1500, -1)
+    lab = np.random.default_rng(0).choice(1500, 20, replace=False)
+    y[lab] = t[lab]
+    return X, y
+
+
+@pytest.mark.parametrize("name", ["LapRLS", "LapSVM"])
+def test_lapsvm_defaults_do_not_depend_on_the_blas_threads(name):
+    """The default fit is the minimiser of the (reduced) objective by a direct solve, not an
+    early-stopped PCG iterate whose path amplifies rounding (0.06 apart before, 2 labels
+    flipped): 1 and 2 BLAS threads agree to 1e-6 relative, every label equal."""
+    import semisup
+    X, y = _issue_moons()
+    grid = np.random.default_rng(1).uniform(-1.5, 2.5, size=(200, 2))
+    out = []
+    for threads in (1, 2):
+        with threadpool_limits(threads, user_api="blas"):
+            assert set(blas_threads().values()) == {threads}
+            est = getattr(semisup, name)().fit(X, y)
+            out.append((est.decision_function(X), est.decision_function(grid),
+                        est.transduction_))
+    (f1, g1, t1), (f2, g2, t2) = out
+    assert np.abs(f1 - f2).max() <= 1e-6 * np.abs(f1).max()
+    assert np.abs(g1 - g2).max() <= 1e-6 * np.abs(g1).max()   # (away from the data too)
+    np.testing.assert_array_equal(t1, t2)
+    np.testing.assert_array_equal(np.sign(f1), np.sign(f2))

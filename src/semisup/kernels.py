@@ -151,6 +151,27 @@ def _fill(X, Y, kernel, params, dtype, block_bytes, stats=False):
     return (K, top, row_top) if stats else (K, None, None)
 
 
+def _fill_product(X, Y, kernel, params, T, dtype, block_bytes):
+    """``k(X, Y) @ T`` in row blocks (the n x m kernel is never held), and each row's
+    largest kernel value (RBF, for the degeneracy warning)."""
+    n, m = X.shape[0], Y.shape[0]
+    y_norms = _sq_norms(Y) if kernel == "rbf" else None
+    rows = max(1, int(block_bytes // (8 * 3 * max(m, 1))))
+    out = np.empty((n, T.shape[1]), dtype=dtype)
+    row_top = np.zeros(n) if kernel == "rbf" else None
+    for start in range(0, n, rows):
+        with np.errstate(over="ignore", invalid="ignore"):
+            Kb = _block(X[start:start + rows], Y, kernel, params, y_norms)
+        if not np.isfinite(Kb).all():
+            raise ValueError(f"the {kernel} kernel overflows float64 on this input (largest "
+                             f"|x| = {max(_max_abs(X), _max_abs(Y)):.3g}); rescale X (and "
+                             "Y), e.g. to unit norm, or use the rbf kernel.")
+        if row_top is not None and Kb.size:
+            row_top[start:start + rows] = Kb.max(axis=1)
+        out[start:start + rows] = Kb @ T
+    return out, row_top
+
+
 def check_kernel_memory(n: int, m: int | None = None, *, dtype=np.float64, copies: int = 1,
                         workspace: float = 0.0, what: str | None = None,
                         hint: str | None = None) -> None:
@@ -345,7 +366,7 @@ def scale_sigma(X) -> float:
 def make_kernel(X, Y=None, *, kernel: str = "rbf", sigma="scale", degree: int = 3,
                 gamma: float = 1.0, coef0: float = 0.0, dtype=np.float64,
                 training: bool | None = None, random_state=None, owner: str = "the model",
-                checked: bool = False):
+                checked: bool = False, transform=None):
     """The kernel a kernel method trains or predicts with, with the checks it needs.
 
     One call per kernel: the RBF width from the data (``sigma="scale"``, see
@@ -359,7 +380,12 @@ def make_kernel(X, Y=None, *, kernel: str = "rbf", sigma="scale", degree: int = 
       of at most 1000 rows (random above, seeded by ``random_state``: a principal
       submatrix of a PSD matrix is PSD, so the cost stays ``O(1000^3)``);
     * a dask ``X``: :class:`semisup.distributed.DaskKernel`, the row blocks on the workers
-      (an operator with ``@``; no memory check in this process).
+      (an operator with ``@``; no memory check in this process);
+    * ``transform`` (an (m, r) matrix, with ``Y``): the product ``K @ transform`` instead of
+      ``K``, each row block of ``k(X, Y)`` multiplied as it is computed, so the n x m
+      kernel is never held (the reduced expansion's features ``K_nB T`` of LapSVM /
+      LapRLS: memory ``n r`` plus one block); for a dask ``X`` the row blocks and their
+      products stay on the workers and only the (n, r) product is gathered.
 
     A training kernel whose entries exceed 1e100 (float64) or 1e15 (float32) is refused:
     the solvers' products ``K alpha``, ``L K`` would overflow. The degeneracy and magnitude
@@ -386,10 +412,14 @@ def make_kernel(X, Y=None, *, kernel: str = "rbf", sigma="scale", degree: int = 
         The estimator, named in the messages.
     checked : bool
         ``X`` (and ``Y``) were validated already (numeric, 2-D, finite): not again.
+    transform : ndarray of shape (m, r), optional
+        Return ``K @ transform`` (in ``dtype``; each block product in float64), computed
+        row block by row block. Needs ``Y``.
 
     Returns
     -------
-    K : ndarray of shape (n, m), or a kernel operator for a dask ``X``
+    K : ndarray of shape (n, m) (``(n, r)`` with ``transform``), or a kernel operator for a
+        dask ``X`` (without ``transform``)
     sigma : float
         The RBF width used (1.0 for the other kernels, unless given).
 
@@ -403,6 +433,14 @@ def make_kernel(X, Y=None, *, kernel: str = "rbf", sigma="scale", degree: int = 
     """
     dtype = _check_dtype(dtype)
     training = Y is None if training is None else training
+    if transform is not None:
+        if Y is None or kernel == "precomputed":
+            raise ValueError("transform needs the column points Y (K(X, Y) @ transform) "
+                             "and a kernel computed from points.")
+        transform = np.asarray(transform, dtype=np.float64)
+        if transform.ndim != 2 or transform.shape[0] != Y.shape[0]:
+            raise ValueError(f"transform must have shape ({Y.shape[0]}, r), got "
+                             f"{transform.shape}.")
     if kernel == "precomputed":
         K = _dense(X, dtype, owner)
         if training:
@@ -415,6 +453,9 @@ def make_kernel(X, Y=None, *, kernel: str = "rbf", sigma="scale", degree: int = 
         K = _engine_kernel(X, Y, kernel, dtype, kw)
         if training:
             _check_magnitude(K, K.max_abs())
+        if transform is not None:
+            # the row blocks' products on the workers; only the (n, r) result comes back
+            return np.asarray(K @ transform, dtype=dtype), sigma
         return K, sigma
     if not checked:
         X = _as_data(X, "X")
@@ -424,6 +465,14 @@ def make_kernel(X, Y=None, *, kernel: str = "rbf", sigma="scale", degree: int = 
     if X.shape[1] != Y.shape[1]:
         raise ValueError(f"X has {X.shape[1]} features but Y has {Y.shape[1]}.")
     n, m = X.shape[0], Y.shape[0]
+    if transform is not None:
+        check_kernel_memory(n, transform.shape[1], dtype=dtype, what=(
+            f"the {n}x{transform.shape[1]} {dtype.name} kernel features"))
+        X, Y, params = _prepare(X, Y, kernel, sigma, degree, gamma, coef0)
+        out, row_top = _fill_product(X, Y, kernel, params, transform, dtype, 64 * 2 ** 20)
+        if row_top is not None:
+            _warn_if_degenerate(row_top, training)
+        return out, sigma
     check_kernel_memory(n, m, dtype=dtype, hint=(
         ("" if dtype == np.float32 else "Use kernel_dtype='float32' to halve it (PCG "
          "accepts it). ") + f"{owner} needs the kernel in memory: use fewer unlabeled "

@@ -87,14 +87,14 @@ def test_validation_and_mixed_rules_through_fit():
     X, y, truth = _moons(per_class=1)
     Xv, _, tv = _moons(n=60, seed=3)
     for rule in ("validation", "mixed", ["stability", "grad"]):
-        clf = LapSVM(early_stopping=rule, **KW).fit(X, y, X_val=Xv, y_val=tv)
+        clf = LapSVM(solver="pcg", early_stopping=rule, **KW).fit(X, y, X_val=Xv, y_val=tv)
         assert clf.n_iter_ <= 110
         assert np.mean(clf.predict(X) == truth) > 0.8
 
 
 def test_warm_start_reuses_previous_solution():
     X, y, _ = _moons(per_class=5)
-    clf = LapSVM(early_stopping=None, max_iter=5000, warm_start=True, **KW).fit(X, y)
+    clf = LapSVM(solver="pcg", early_stopping=None, max_iter=5000, warm_start=True, **KW).fit(X, y)
     clf.set_params(gamma_I=1.1, max_iter=10)
     cold = clone(clf).set_params(warm_start=False)
     with warnings.catch_warnings():
@@ -108,8 +108,8 @@ def test_warm_start_reuses_previous_solution():
 
 def test_float32_kernel_gives_same_predictions():
     X, y, truth = _moons(per_class=2)
-    a = LapSVM(**KW).fit(X, y)
-    b = LapSVM(kernel_dtype="float32", **KW).fit(X, y)
+    a = LapSVM(solver="pcg", **KW).fit(X, y)
+    b = LapSVM(solver="pcg", kernel_dtype="float32", **KW).fit(X, y)
     assert np.mean(a.predict(X) == b.predict(X)) > 0.99
 
 
@@ -148,13 +148,13 @@ def test_bad_inputs_raise_clear_errors():
     with pytest.raises(ValueError, match="entries"):
         LapSVM(**KW).fit(X, y[:-1])
     with pytest.raises(ValueError, match="X_val"):
-        LapSVM(early_stopping="validation", **KW).fit(X, y, X_val=X[:10], y_val=truth[:9])
+        LapSVM(solver="pcg", early_stopping="validation", **KW).fit(X, y, X_val=X[:10], y_val=truth[:9])
     with pytest.raises(ValueError, match="columns"):
-        LapSVM(early_stopping="validation", **KW).fit(X, y, X_val=X[:10, :1], y_val=truth[:10])
+        LapSVM(solver="pcg", early_stopping="validation", **KW).fit(X, y, X_val=X[:10, :1], y_val=truth[:10])
     with pytest.raises(ValueError, match="not among"):
-        LapSVM(early_stopping="validation", **KW).fit(X, y, X_val=X[:3], y_val=["a", "z", "b"])
+        LapSVM(solver="pcg", early_stopping="validation", **KW).fit(X, y, X_val=X[:3], y_val=["a", "z", "b"])
     with pytest.raises(ValueError, match="validation set"):
-        LapSVM(early_stopping="validation", **KW).fit(X, y)
+        LapSVM(solver="pcg", early_stopping="validation", **KW).fit(X, y)
     with pytest.raises(ValueError, match="solver"):
         LapSVM(solver="sgd").fit(X, y)
     with pytest.raises(ValueError, match="gamma_A"):
@@ -187,7 +187,7 @@ def test_too_large_problem_refused_with_estimate(monkeypatch):
     with pytest.raises(MemoryError, match="float32"):
         LapSVM(**KW).fit(X, y)
     monkeypatch.setenv("SEMISUP_MAX_MEMORY", str(200 * 200 * 4 + 10))
-    LapSVM(kernel_dtype="float32", **KW).fit(X, y)  # PCG fits in float32
+    LapSVM(solver="pcg", kernel_dtype="float32", **KW).fit(X, y)  # PCG fits in float32
     with pytest.raises(MemoryError, match="pcg"):
         LapSVM(kernel_dtype="float32", solver="newton", **KW).fit(X, y)
 
@@ -363,14 +363,14 @@ def test_max_iter_warnings_fit_the_settings():
     from sklearn.exceptions import ConvergenceWarning
     X, y, _ = _moons(per_class=2)
     with pytest.warns(ConvergenceWarning) as rec:
-        LapSVM(max_iter=2, **KW).fit(X, y)          # early_stopping="stability"
+        LapSVM(solver="pcg", max_iter=2, **KW).fit(X, y)          # early_stopping="stability"
     msg = " ".join(str(w.message) for w in rec if w.category is ConvergenceWarning)
     assert "max_iter=2" in msg and "early_stopping='stability'" in msg
     assert "use early_stopping" not in msg
     with pytest.warns(ConvergenceWarning, match="stop early with early_stopping='stability'"):
-        LapSVM(max_iter=2, early_stopping=None, **KW).fit(X, y)
+        LapSVM(solver="pcg", max_iter=2, early_stopping=None, **KW).fit(X, y)
     with pytest.warns(ConvergenceWarning) as rec:
-        LapSVM(max_iter=2, early_stopping="grad", **KW).fit(X, y)
+        LapSVM(solver="pcg", max_iter=2, early_stopping="grad", **KW).fit(X, y)
     assert any("stop_tol" in str(w.message) for w in rec)
     # LapSVM has no line_search parameter: its Newton warning must not advise one
     X, y, _ = _moons(per_class=20)             # E changes after the first (LapRLS) step
@@ -401,7 +401,7 @@ def test_sparse_precomputed_kernel_memory_checked_before_densifying(monkeypatch)
     X, y, _ = _moons(n=60, per_class=2)
     K = sp.csr_matrix(rbf_kernel(X, sigma=0.35))
     W = knn_graph(X, 6)
-    kw = dict(kernel="precomputed", affinity="precomputed", gamma_A=1e-2)
+    kw = dict(kernel="precomputed", affinity="precomputed", gamma_A=1e-2, solver="pcg")
     ref = LapSVM(**kw).fit(K, y, W=W)
     monkeypatch.setenv("SEMISUP_MAX_MEMORY", str(60 * 60 * 8 - 1))
     with pytest.raises(MemoryError, match=r"densifying the sparse 60x60 precomputed kernel"):
@@ -420,7 +420,7 @@ def test_kernel_memory_refused_before_the_graph_is_built(monkeypatch):
     monkeypatch.setenv("SEMISUP_MAX_MEMORY", str(100 * 100 * 8 - 1))
     with pytest.raises(MemoryError, match=r"100x100 float64 kernel matrix needs about .*"
                                           r"kernel_dtype='float32'"):
-        LapSVM(**KW).fit(X, y)
+        LapSVM(solver="pcg", **KW).fit(X, y)
 
 
 def test_huge_kernel_entries_are_refused_not_overflowed():
