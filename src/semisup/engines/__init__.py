@@ -62,7 +62,7 @@ from .._optional import _EXTRAS
 from ._base import Engine, GraphFit
 
 __all__ = ["Engine", "GraphFit", "register_engine", "engine_for", "engine_name", "get_engine",
-           "DEFAULT_ENGINE"]
+           "array_namespace", "DEFAULT_ENGINE"]
 
 #: the in-process engine, for every input no registered engine recognises
 DEFAULT_ENGINE = "numpy"
@@ -143,6 +143,12 @@ def engine_for(*arrays) -> Engine:
         raise ValueError(f"the inputs belong to different engines ({', '.join(sorted(names))})"
                          "; pass them all as one kind of array (e.g. np.asarray each).")
     return get_engine(names.pop() if names else DEFAULT_ENGINE)
+
+
+def array_namespace(a):
+    """The array module (``xp``) of ``a``'s engine: numpy, or e.g. CuPy for a CuPy array;
+    what code written once for both calls its functions from."""
+    return engine_for(a).xp
 
 
 def _module_is(*prefixes):
