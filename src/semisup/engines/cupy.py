@@ -90,6 +90,9 @@ class CupyEngine(Engine):
         if est.knn_method == "approx":
             raise ValueError("knn_method='approx' is not available on the GPU engine, whose "
                              "exact search is fast; use knn_method='exact' or 'auto'.")
+        if est.affinity == "knn" and est.weights not in ("heat", "binary", "distance"):
+            raise ValueError(f"weights={est.weights!r} is not available on the GPU engine; "
+                             "use 'heat', 'binary' or 'distance'.")
         X = self.xp.asarray(X)
         if X.ndim != 2:
             raise ValueError(f"X must be 2-D, got shape {X.shape}.")
