@@ -163,7 +163,7 @@ class CupyEngine(Engine):
         if bool((diag != 0).any()):
             warnings.warn(f"{name} has non-zero diagonal entries (self-loops); they are "
                           "ignored.", UserWarning, stacklevel=4)
-            W = (W - self.sparse.diags(diag, format="csr")).tocsr()
+            W = (W - self.sparse.diags([diag], [0], format="csr")).tocsr()
             W.eliminate_zeros()
         W.sort_indices()
         return W
