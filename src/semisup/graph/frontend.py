@@ -130,12 +130,15 @@ class GraphMixin:
                              ensure_min_samples=2 if reset else 1)
 
     def _fit_graph(self, X, *, name="X"):
-        """The symmetric training affinity ``W`` (canonical float64 CSR, zero diagonal).
+        """The symmetric training affinity ``W`` (canonical float64 CSR, zero diagonal; of
+        the engine's sparse type).
 
-        With ``affinity="precomputed"`` ``X`` is validated as the affinity; otherwise
-        ``X`` is validated as points (``n_features_in_`` is set) and the graph is built by
-        the engine of ``X``'s type (:func:`semisup.engines.engine_for`: in process, or on
-        the Dask workers for a dask array). Sets ``affinity_matrix_``, ``graph_sigma_`` and
+        With ``affinity="precomputed"`` ``X`` is validated as the affinity (where it lives
+        when its engine checks affinities itself, e.g. a CuPy or ``cupyx`` matrix on the
+        GPU, else in memory); otherwise ``X`` is validated as points (``n_features_in_`` is
+        set) and the graph is built by the engine of ``X``'s type
+        (:func:`semisup.engines.engine_for`: in process, on the Dask workers for a dask
+        array, on the GPU for a CuPy array). Sets ``affinity_matrix_``, ``graph_sigma_`` and
         what ``_query_affinity`` needs. Returns ``(W, X)`` with ``X`` the validated points
         (``None`` if precomputed).
         """
