@@ -1,18 +1,22 @@
 #!/usr/bin/env bash
 # The prepared device check of the GPU engine (issue #32), run from the repository root on a
 # CUDA machine with CuPy installed and nothing fetched: no pip install, the sources on
-# PYTHONPATH. It prints the card, driver and CuPy version, runs the GPU tests, then the MNIST
-# benchmark, whose record goes to $OUT/gpu.md and $OUT/gpu.json (OUT defaults to ./gpu-out).
-# MNIST's IDX files are read from $SEMISUP_DATA (or the first argument).
+# PYTHONPATH. It prints the card, driver and CuPy version, runs the GPU tests (the engine's
+# functions and the estimators on CuPy input; at most 200 s), then the MNIST benchmark (at
+# most 300 s), whose record goes to $OUT/gpu.md and $OUT/gpu.json (OUT defaults to
+# ./gpu-out); every output is also kept under $OUT. MNIST's IDX files are read from
+# $SEMISUP_DATA (or the first argument).
 set -u
 cd "$(dirname "$0")/.."
 export PYTHONPATH="$PWD/src${PYTHONPATH:+:$PYTHONPATH}"
 export OUT="${OUT:-$PWD/gpu-out}"
+export PYTHONUNBUFFERED=1
 [ $# -ge 1 ] && export SEMISUP_DATA="$1"
 mkdir -p "$OUT"
 PY="${PYTHON:-python3}"
 echo "== device"
-nvidia-smi --query-gpu=name,driver_version,memory.total,memory.used --format=csv 2>&1 | head -5
+nvidia-smi --query-gpu=name,driver_version,memory.total,memory.used --format=csv 2>&1 \
+    | head -5 | tee "$OUT/nvidia-smi.txt"
 "$PY" - <<'PYEOF' 2>&1 | tee "$OUT/device.txt"
 import cupy, numpy, scipy, sys
 rt = cupy.cuda.runtime
@@ -23,9 +27,9 @@ print(f"card {name}, {p['totalGlobalMem'] / 2**30:.1f} GiB; CUDA driver {rt.driv
       f"scipy {scipy.__version__}, Python {sys.version.split()[0]}")
 PYEOF
 echo "== GPU tests"
-timeout 240 "$PY" -m pytest -m gpu tests/engines -q -p no:cacheprovider -ra 2>&1 \
-    | tee "$OUT/pytest-gpu.txt" | tail -40
+timeout 200 "$PY" -m pytest -m gpu tests/engines -q -p no:cacheprovider -ra --durations=10 \
+    --junitxml="$OUT/pytest-gpu.xml" 2>&1 | tee "$OUT/pytest-gpu.txt" | tail -60
 echo "pytest exit: ${PIPESTATUS[0]}"
 echo "== MNIST benchmark"
-timeout 330 "$PY" -m semisup.experiments.gpu --engine cupy --out "$OUT" 2>&1 | tee "$OUT/bench.txt" | tail -60
+timeout 300 "$PY" -m semisup.experiments.gpu --engine cupy --out "$OUT" 2>&1 | tee "$OUT/bench.txt" | tail -60
 echo "bench exit: ${PIPESTATUS[0]}"

@@ -189,3 +189,152 @@ def test_engine_graph_and_query_affinities_equal_cpu():
     np.testing.assert_allclose(Wq.get().toarray(), Wq0.toarray(), rtol=1e-8)
     with pytest.raises(ValueError, match="affinity='rbf_threshold'"):
         eng.check_points(_est(affinity="rbf_threshold"), Xd)
+
+
+# -- the estimators with CuPy input: the comparisons of test_engine_estimators.py ----------
+# (tolerances as there: graph to 1e-13, solves at tol=1e-10 to 1e-8 of their scale with
+# identical labels, LapRLS by PCG against the CPU closed form to 1e-7 / 1e-4 of the scale
+# with a float64 / float32 kernel)
+
+def _labelled(data, n, per_class, seed):
+    X, y = (make_moons(n, noise=0.08, random_state=seed) if data == "moons"
+            else make_blobs(n, centers=3, cluster_std=1.5, random_state=seed))
+    rng = np.random.default_rng(seed)
+    y_train = np.full_like(y, -1)
+    for c in np.unique(y):
+        y_train[rng.choice(np.flatnonzero(y == c), per_class, replace=False)] = c
+    return X, y, y_train
+
+
+def _same_graph(a, b):
+    """Same edges; weights to rounding (the device's float64 distances agree with the
+    CPU's to ~1e-15, test_knn_equals_cpu allows 1e-10)."""
+    a, b = sp.csr_matrix(host(a)), sp.csr_matrix(host(b))
+    a.sort_indices()
+    b.sort_indices()
+    np.testing.assert_array_equal(a.indptr, b.indptr)
+    np.testing.assert_array_equal(a.indices, b.indices)
+    np.testing.assert_allclose(a.data, b.data, rtol=1e-10)
+
+
+def _same_labels_off_the_margin(f, f0, pred, pred0, atol):
+    """Labels equal wherever the CPU decision is farther than 2 atol from a tie (a float32
+    kernel moves the decision values by up to atol)."""
+    if f0.ndim == 1:
+        sure = np.abs(f0) > 2 * atol
+    else:
+        top = np.sort(f0, axis=1)
+        sure = top[:, -1] - top[:, -2] > 2 * atol
+    assert sure.mean() > 0.9
+    np.testing.assert_array_equal(pred[sure], pred0[sure])
+
+
+@pytest.mark.parametrize("data", ["moons", "blobs"])
+def test_harmonic_estimator_on_the_device_equals_cpu(data):
+    from semisup import HarmonicFunction
+    X, y, y_train = _labelled(data, 600, 4, 0)
+    Xq = X[::7] + 0.05
+    params = dict(n_neighbors=8, knn_method="exact", tol=1e-10)
+    ref = HarmonicFunction(solver="cg", **params).fit(X, y_train)
+    est = HarmonicFunction(**params).fit(cupy.asarray(X), cupy.asarray(y_train))
+    assert isinstance(est.label_distributions_, cupy.ndarray)
+    assert isinstance(est.transduction_, cupy.ndarray)
+    assert isinstance(est.classes_, np.ndarray)
+    _same_graph(est.affinity_matrix_, ref.affinity_matrix_)
+    np.testing.assert_allclose(host(est.label_distributions_), ref.label_distributions_,
+                               atol=1e-8)
+    np.testing.assert_array_equal(host(est.transduction_), ref.transduction_)
+    P = est.predict_proba(cupy.asarray(Xq))
+    assert isinstance(P, cupy.ndarray)
+    np.testing.assert_allclose(host(P), ref.predict_proba(Xq), atol=1e-8)
+    pred = est.predict(cupy.asarray(Xq))
+    assert isinstance(pred, cupy.ndarray)
+    np.testing.assert_array_equal(host(pred), ref.predict(Xq))
+    pred = est.predict(Xq)                       # a host query answers on the host
+    assert type(pred) is np.ndarray
+    np.testing.assert_array_equal(pred, ref.predict(Xq))
+    cmn = HarmonicFunction(class_mass_normalization=True, **params)
+    np.testing.assert_array_equal(host(cmn.fit(cupy.asarray(X), y_train).transduction_),
+                                  HarmonicFunction(class_mass_normalization=True,
+                                                   solver="cg", **params
+                                                   ).fit(X, y_train).transduction_)
+
+
+def test_harmonic_estimator_with_a_cupyx_affinity_equals_cpu():
+    import cupyx.scipy.sparse as cusparse
+    from semisup import HarmonicFunction
+    X, y, y_train = _labelled("blobs", 600, 4, 1)
+    W = _graph(X)
+    ref = HarmonicFunction(affinity="precomputed", solver="cg", tol=1e-10).fit(W, y_train)
+    est = HarmonicFunction(affinity="precomputed", tol=1e-10).fit(cusparse.csr_matrix(W),
+                                                                  y_train)
+    assert cusparse.issparse(est.affinity_matrix_)
+    np.testing.assert_array_equal(host(est.transduction_), ref.transduction_)
+    Wq = W[:20]
+    pred = est.predict(cusparse.csr_matrix(Wq))
+    assert isinstance(pred, cupy.ndarray)
+    np.testing.assert_array_equal(host(pred), ref.predict(Wq))
+    loops = cusparse.csr_matrix(W + sp.eye(W.shape[0], format="csr"))
+    with pytest.warns(UserWarning, match="self-loops"):
+        est = HarmonicFunction(affinity="precomputed", tol=1e-10).fit(loops, y_train)
+    np.testing.assert_array_equal(host(est.transduction_), ref.transduction_)
+    with pytest.raises(ValueError, match="not symmetric"):
+        HarmonicFunction(affinity="precomputed").fit(
+            cusparse.csr_matrix(sp.triu(W, format="csr")), y_train)
+
+
+@pytest.mark.parametrize("data", ["moons", "blobs"])
+def test_poisson_estimator_on_the_device_equals_cpu(data):
+    from semisup import PoissonLearning, PoissonMBO
+    X, y, y_train = _labelled(data, 600, 1, 2)
+    Xq = X[::7] + 0.05
+    params = dict(n_neighbors=8, knn_method="exact", tol=1e-10, class_priors="uniform")
+    ref = PoissonLearning(**params).fit(X, y_train)
+    est = PoissonLearning(**params).fit(cupy.asarray(X), y_train)
+    assert isinstance(est.scores_, cupy.ndarray) and est.converged_
+    scale = np.abs(ref.scores_).max()
+    np.testing.assert_allclose(host(est.scores_), ref.scores_, atol=1e-8 * scale)
+    np.testing.assert_array_equal(host(est.transduction_), ref.transduction_)
+    Z = est.decision_function(cupy.asarray(Xq))
+    assert isinstance(Z, cupy.ndarray)
+    np.testing.assert_allclose(host(Z), ref.decision_function(Xq), atol=1e-8 * scale)
+    pred = est.predict(cupy.asarray(Xq))
+    assert isinstance(pred, cupy.ndarray)
+    np.testing.assert_array_equal(host(pred), ref.predict(Xq))
+    with pytest.raises(ValueError, match="PoissonMBO runs on the host"):
+        PoissonMBO().fit(cupy.asarray(X), y_train)
+
+
+def test_host_model_answers_cupy_queries_on_the_device():
+    from semisup import PoissonLearning
+    X, y, y_train = _labelled("moons", 300, 3, 3)
+    est = PoissonLearning().fit(X, y_train)
+    pred = est.predict(cupy.asarray(X[:10]))
+    assert isinstance(pred, cupy.ndarray)
+    np.testing.assert_array_equal(host(pred), est.predict(X[:10]))
+
+
+@pytest.mark.parametrize("data", ["moons", "blobs"])
+@pytest.mark.parametrize("dtype,gamma_A,rtol", [("float64", 1e-4, 1e-7),
+                                                ("float32", 1e-2, 1e-4)])
+def test_laprls_estimator_on_the_device_equals_closed_form(data, dtype, gamma_A, rtol):
+    X, y, y_train = _labelled(data, 200, 3, 4)
+    Xq = X[::5] + 0.05
+    params = dict(gamma_A=gamma_A, kernel_dtype=dtype, knn_method="exact",
+                  early_stopping=None)
+    ref = LapRLS(solver="closed_form", **params).fit(X, y_train)
+    est = LapRLS(stop_tol=1e-10, max_iter=3000, **params).fit(cupy.asarray(X), y_train)
+    assert isinstance(est.alpha_, cupy.ndarray) and (est.converged_ or dtype == "float32")
+    assert isinstance(est.transduction_, cupy.ndarray)
+    f0 = ref.decision_function(X)
+    atol = rtol * np.abs(f0).max()
+    f = est.decision_function(cupy.asarray(X))
+    assert isinstance(f, cupy.ndarray)
+    np.testing.assert_allclose(host(f), f0, atol=atol)
+    _same_labels_off_the_margin(host(f), f0, host(est.transduction_), ref.transduction_,
+                                atol)
+    fq0 = ref.decision_function(Xq)
+    np.testing.assert_allclose(est.decision_function(Xq), fq0, atol=atol)
+    pred = est.predict(cupy.asarray(Xq))
+    assert isinstance(pred, cupy.ndarray)
+    _same_labels_off_the_margin(None, fq0, host(pred), ref.predict(Xq), atol)

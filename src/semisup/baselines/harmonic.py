@@ -29,6 +29,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._base import SemiSupervisedMixin, _fit_context
 from .._progress import log
 from .._validation import check_semisup_labels, warn_convergence
+from ..engines import array_namespace, engine_for
 from ..graph import connected_components
 from ..graph.degeneracy import warn_if_flat
 from ..graph.frontend import GRAPH_PARAMETER_CONSTRAINTS, GraphMixin
@@ -186,14 +187,17 @@ def class_mass_normalize(F, unlabeled, prior) -> np.ndarray:
     class prior ``q_k``; rows are then renormalized to sum to one. Columns with no mass are
     left as they are.
     """
+    xp = array_namespace(F)                # F where it lives (numpy, or e.g. CuPy)
+    unlabeled = xp.asarray(unlabeled)
+    prior = xp.asarray(prior)
     F = F.copy()
     Fu = F[unlabeled]
     mass = Fu.sum(axis=0)
-    scale = np.where(mass > 0, prior / np.where(mass > 0, mass, 1.0), 1.0)
+    scale = xp.where(mass > 0, prior / xp.where(mass > 0, mass, 1.0), 1.0)
     Fu = Fu * scale
     rows = Fu.sum(axis=1, keepdims=True)
     K = F.shape[1]
-    F[unlabeled] = np.where(rows > 0, Fu / np.where(rows > 0, rows, 1.0), 1.0 / K)
+    F[unlabeled] = xp.where(rows > 0, Fu / xp.where(rows > 0, rows, 1.0), 1.0 / K)
     return F
 
 
@@ -311,7 +315,11 @@ random_state :
         -------
         self
         """
+        y = self._host_labels(y)
         y = check_semisup_labels(y, estimator="HarmonicFunction")[0]  # before the graph
+        if self.solver == "direct" and not engine_for(X).host_arrays:
+            raise ValueError(f"solver='direct' is not available on the {engine_for(X).name} "
+                             "engine, which solves by CG; use solver='auto' or 'cg'.")
         t0 = time.perf_counter()
         W, _ = self._fit_graph(X)
         n = W.shape[0]
@@ -323,8 +331,16 @@ random_state :
         Y_l = np.zeros((int(labeled.sum()), K))
         Y_l[np.arange(Y_l.shape[0]), np.searchsorted(classes, y[labeled])] = 1.0
 
-        res = harmonic_solve(W, labeled, Y_l, solver=self.solver, tol=self.tol,
-                             max_iter=self.max_iter)
+        engine = self._engine()
+        solve = getattr(engine, "harmonic_solve", None)
+        if solve is None:
+            res = harmonic_solve(W, labeled, Y_l, solver=self.solver, tol=self.tol,
+                                 max_iter=self.max_iter)
+        else:   # the engine's CG where the graph lives (e.g. on the GPU)
+            F, n_iter, converged, unreached = solve(W, labeled, Y_l, tol=self.tol,
+                                                    max_iter=self.max_iter)
+            res = HarmonicResult(F, unreached, n_iter, converged, "cg")
+        xp = engine.xp
         log(f"[HarmonicFunction] {res.method} solve: {res.n_iter} iterations, "
             f"converged={res.converged} ({time.perf_counter() - t0:.2f} s)", self.verbose)
         if not res.converged:
@@ -338,14 +354,14 @@ random_state :
         F = res.F
         solved = np.ones(n, dtype=bool)
         solved[res.unreached] = False          # their uniform rows are not the solution's
-        warn_if_flat(F[solved], labeled[solved], "HarmonicFunction")
+        warn_if_flat(F[xp.asarray(solved)], labeled[solved], "HarmonicFunction")
         if self.class_mass_normalization:
             prior = Y_l.mean(axis=0)
             solved = ~labeled
             solved[res.unreached] = False
             F = class_mass_normalize(F, solved, prior)
         self.label_distributions_ = F
-        self.transduction_ = classes[np.argmax(F, axis=1)]
+        self.transduction_ = engine.take_labels(classes, xp.argmax(F, axis=1))
         self.n_iter_ = int(res.n_iter)
         self.solver_ = res.method
         self.n_unreached_ = int(res.unreached.size)
@@ -366,30 +382,30 @@ random_state :
         P : ndarray of shape (n_new, K)
         """
         check_is_fitted(self, "label_distributions_")
+        return self._in_input_type(self._query_proba(X), X)
+
+    def _query_proba(self, X):
+        """:meth:`predict_proba` in the fitted engine's array type."""
         Wq = self._query_affinity(X)
         F = self.label_distributions_
-        s = np.asarray(Wq.sum(axis=1)).ravel()
-        num = np.asarray(Wq @ F)
+        xp = self._engine().xp
+        s, num = self._affinity_average(Wq, F)
         empty = s <= 0
-        if empty.any() and self.affinity == "knn":
-            # heat weights can underflow to 0 far from the data: plain neighbour average
-            pattern = Wq[empty].copy()
-            pattern.data[:] = 1.0
-            num[empty] = np.asarray(pattern @ F)
-            s[empty] = np.asarray(pattern.sum(axis=1)).ravel()
-            empty = s <= 0
-        if empty.any():
+        if bool(empty.any()):
             warnings.warn(f"{int(empty.sum())} new point(s) have no affinity to any training "
                           "point; they get the uniform label distribution.", UserWarning,
-                          stacklevel=2)
+                          stacklevel=3)
         K = self.classes_.size
-        P = np.where(s[:, None] > 0, num / np.where(s > 0, s, 1.0)[:, None], 1.0 / K)
+        P = xp.where(s[:, None] > 0, num / xp.where(s > 0, s, 1.0)[:, None], 1.0 / K)
         # rounding can leave a row a few ulps off the simplex: clip and renormalise
-        np.clip(P, 0.0, 1.0, out=P)
-        P /= P.sum(axis=1, keepdims=True)
-        return P
+        P = xp.clip(P, 0.0, 1.0)
+        return P / P.sum(axis=1, keepdims=True)
 
     def predict(self, X):
         """Most probable class of new points (see :meth:`predict_proba`)."""
         check_is_fitted(self, "label_distributions_")
-        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+        engine = self._engine()
+        labels = engine.take_labels(self.classes_, engine.xp.argmax(self._query_proba(X),
+                                                                      axis=1))
+        return self._in_input_type(labels, X)
+

@@ -35,6 +35,15 @@ random_state=None) -> (dist, ind)``
     Affinities of validated new points (:func:`semisup.graph.engine.query_knn_affinity` for
     kNN graphs).
 
+Optional, for an engine whose arrays stay off the host (``host_arrays = False``, ``xp`` and
+``sparse`` its array modules): ``check_affinity(W, name)`` and ``check_query_affinity(W_new,
+n_train, name)`` (precomputed affinities validated where they live), ``check_query_points``,
+``to_host`` / ``from_host`` (predictions answer in the input's type), ``take_labels``, and
+the solvers the estimators look up with ``getattr(engine, name, None)`` before falling back
+on their CPU functions: ``harmonic_solve``, ``poisson_solve`` (HarmonicFunction,
+PoissonLearning) and ``laprls_fit`` (LapRLS with the full kernel); see
+:class:`semisup.engines.cupy.CupyEngine`.
+
 An engine reads the estimator's graph parameters and writes nothing on it: the front-end
 sets ``affinity_matrix_``, ``graph_sigma_`` and its private ``_graph_state`` from the
 :class:`GraphFit`. Then register it with :func:`register_engine` (the built-in ones are
@@ -62,7 +71,7 @@ from .._optional import _EXTRAS
 from ._base import Engine, GraphFit
 
 __all__ = ["Engine", "GraphFit", "register_engine", "engine_for", "engine_name", "get_engine",
-           "DEFAULT_ENGINE"]
+           "array_namespace", "DEFAULT_ENGINE"]
 
 #: the in-process engine, for every input no registered engine recognises
 DEFAULT_ENGINE = "numpy"
@@ -143,6 +152,12 @@ def engine_for(*arrays) -> Engine:
         raise ValueError(f"the inputs belong to different engines ({', '.join(sorted(names))})"
                          "; pass them all as one kind of array (e.g. np.asarray each).")
     return get_engine(names.pop() if names else DEFAULT_ENGINE)
+
+
+def array_namespace(a):
+    """The array module (``xp``) of ``a``'s engine: numpy, or e.g. CuPy for a CuPy array;
+    what code written once for both calls its functions from."""
+    return engine_for(a).xp
 
 
 def _module_is(*prefixes):

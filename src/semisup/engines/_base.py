@@ -5,6 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+import scipy.sparse as sp
+
 __all__ = ["Engine", "GraphFit"]
 
 
@@ -45,6 +48,19 @@ class Engine:
 
     #: the name it is registered under (:func:`semisup.engines.register_engine`)
     name = "numpy"
+    #: the array namespace and sparse module of the arrays the engine returns (the graph,
+    #: the solutions): numpy and scipy.sparse unless the engine keeps its arrays elsewhere
+    xp = np
+    sparse = sp
+    #: whether the graph and the fitted arrays are numpy / scipy.sparse (False: they stay
+    #: where the engine computes, e.g. on a GPU, and the estimators' host-only steps refuse)
+    host_arrays = True
+
+    # Optional capabilities: an engine that keeps its arrays off the host also defines
+    # ``check_affinity(W, name)`` and ``check_query_affinity(W_new, n_train, name)`` (a
+    # precomputed affinity validated where it lives) and the solvers the estimators ask for
+    # with ``getattr(engine, name, None)`` (``harmonic_solve``, ``poisson_solve``,
+    # ``laprls_fit``); an engine without them gets the host checks and CPU solvers.
 
     def check_points(self, est, X):
         """The validated training points (2-D, numeric, finite, float64 or float32).
@@ -55,6 +71,23 @@ class Engine:
         before any work, with an error naming the parameter.
         """
         return est._validate_points(X, reset=True)
+
+    def check_query_points(self, est, X_new):
+        """The validated new points (``n_features_in_`` checked), as the engine takes them."""
+        return est._validate_points(X_new, reset=False)
+
+    def to_host(self, a):
+        """``a`` as a numpy array (or scipy sparse matrix); in-memory engines return it."""
+        return a
+
+    def from_host(self, a):
+        """A host array ``a`` in the engine's array type (the answer for its inputs)."""
+        return a
+
+    def take_labels(self, classes, index):
+        """``classes[index]`` for an integer ``index`` of the engine's array type: labels
+        where the index lives when the engine can hold them (numeric classes), else numpy."""
+        return classes[self.to_host(index)]
 
     def knn_search(self, X, n_neighbors, *, metric="euclidean", Q=None, method="auto",
                    n_jobs=None, random_state=None):

@@ -470,33 +470,39 @@ def poisson_solve(W, labeled_idx, y_idx, n_classes, *, tol=1e-3, max_iter=None):
 
 # -- LapRLS with the full kernel ------------------------------------------------------------------
 
-def rbf_kernel(X, sigma, *, dtype="float32", block_bytes=None):
-    """The RBF kernel ``exp(-|x - x'|^2 / (2 sigma^2))`` of ``X`` in ``X``'s module.
+def rbf_kernel(X, sigma, *, Y=None, dtype="float32", block_bytes=None):
+    """The RBF kernel ``exp(-|x - y|^2 / (2 sigma^2))`` of ``X`` (against ``Y``, or itself)
+    in ``X``'s module.
 
     Blocks of rows are computed in float64 (as :func:`semisup.kernels.kernel_matrix`) and
     stored as ``dtype``; the memory is checked first against the free memory of the device
-    that holds ``X``.
+    that holds ``X``. Without ``Y`` the diagonal is exactly 1.
     """
     xp, _ = array_modules(X)
     dtype = np.dtype(dtype)
     n = X.shape[0]
     Xd = X.astype(xp.float64)
     sq = (Xd * Xd).sum(axis=1)
-    kbytes = float(n) * n * dtype.itemsize
-    _check_memory(xp, kbytes, f"the {n}x{n} {dtype.name} RBF kernel",
+    Yd, sq_y = (Xd, sq) if Y is None else (Y.astype(xp.float64), None)
+    if sq_y is None:
+        sq_y = (Yd * Yd).sum(axis=1)
+    m = Yd.shape[0]
+    kbytes = float(n) * m * dtype.itemsize
+    _check_memory(xp, kbytes, f"the {n}x{m} {dtype.name} RBF kernel",
                   "Use fewer points" + ("" if dtype == np.float32 else
                                         " or dtype='float32' (half the memory)") + ".")
     if block_bytes is None:
         block_bytes = min(2 ** 30, 0.5 * (free_memory(xp) - kbytes))
-    rows = int(max(1, block_bytes // (3 * 8 * max(n, 1))))
-    K = xp.empty((n, n), dtype=dtype)
+    rows = int(max(1, block_bytes // (3 * 8 * max(m, 1))))
+    K = xp.empty((n, m), dtype=dtype)
     for lo in range(0, n, rows):
-        G = Xd[lo:lo + rows] @ Xd.T
-        d2 = xp.maximum(sq[lo:lo + rows, None] + sq[None, :] - 2.0 * G, 0.0)
+        G = Xd[lo:lo + rows] @ Yd.T
+        d2 = xp.maximum(sq[lo:lo + rows, None] + sq_y[None, :] - 2.0 * G, 0.0)
         K[lo:lo + rows] = xp.exp(-d2 / (2.0 * sigma ** 2)).astype(dtype)
         del G, d2
-    diag = xp.arange(n)
-    K[diag, diag] = 1.0
+    if Y is None:
+        diag = xp.arange(n)
+        K[diag, diag] = 1.0
     return K
 
 

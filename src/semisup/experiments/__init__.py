@@ -31,6 +31,7 @@ PAPERS = {
     "foundation": "semisup.experiments.foundation",
     "scaling": "semisup.experiments.scaling",
     "defaults": "semisup.experiments.defaults",
+    "gpu": "semisup.experiments.gpu",
 }
 
 #: ``semisup reproduce <name>`` sub-commands -> one-line help (shown without importing)
@@ -52,6 +53,7 @@ BENCH = {
     "foundation": "kNN graph and harmonic-function benchmarks on MNIST",
     "scaling": "time and memory against n; exact kNN of MNIST vs scikit-learn",
     "defaults": "every estimator at its defaults: time and accuracy",
+    "gpu": "the GPU engine on MNIST: kNN graph, solves, estimators, LapRLS",
 }
 
 

@@ -25,6 +25,8 @@ import warnings
 
 import numpy as np
 
+from ..engines import array_namespace
+
 __all__ = ["DegenerateSolutionWarning", "FLATNESS_WARN", "MIN_UNLABELED", "flatness",
            "warn_if_flat"]
 
@@ -43,19 +45,23 @@ def flatness(F, labeled) -> float:
 
     Parameters
     ----------
-    F : ndarray of shape (n,) or (n, K)
-        Scores of the points (label distributions, assignments or decision values).
+    F : array of shape (n,) or (n, K)
+        Scores of the points (label distributions, assignments or decision values), numpy
+        or of an engine's array type (e.g. CuPy: computed where ``F`` lives; only the two
+        medians come back).
     labeled : ndarray of bool of shape (n,)
     """
-    F = np.asarray(F, dtype=np.float64)
+    xp = array_namespace(F)
+    F = xp.asarray(F, dtype=xp.float64)
     F = F[:, None] if F.ndim == 1 else F
     labeled = np.asarray(labeled, dtype=bool)
     if labeled.all() or not labeled.any():
         return np.inf
-    c = np.median(F[~labeled], axis=0)
-    r = np.abs(F - c).sum(axis=1)
-    spike = float(np.median(r[labeled]))
-    return float(np.median(r[~labeled])) / spike if spike > 0 else np.inf
+    lab = xp.asarray(labeled)
+    c = xp.median(F[~lab], axis=0)
+    r = xp.abs(F - c).sum(axis=1)
+    spike = float(xp.median(r[lab]))
+    return float(xp.median(r[~lab])) / spike if spike > 0 else np.inf
 
 
 def warn_if_flat(F, labeled, estimator: str, *, stacklevel: int = 4) -> float:

@@ -46,7 +46,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import validate_data
 
 from .._validation import _as_numeric_matrix, check_affinity, check_finite
-from ..engines import engine_for, get_engine
+from ..engines import DEFAULT_ENGINE, engine_for, get_engine
 
 __all__ = ["GRAPH_PARAMS", "GRAPH_DEFAULTS", "GRAPH_PARAMETER_CONSTRAINTS", "GraphMixin",
            "check_query_affinity"]
@@ -130,12 +130,15 @@ class GraphMixin:
                              ensure_min_samples=2 if reset else 1)
 
     def _fit_graph(self, X, *, name="X"):
-        """The symmetric training affinity ``W`` (canonical float64 CSR, zero diagonal).
+        """The symmetric training affinity ``W`` (canonical float64 CSR, zero diagonal; of
+        the engine's sparse type).
 
-        With ``affinity="precomputed"`` ``X`` is validated as the affinity; otherwise
-        ``X`` is validated as points (``n_features_in_`` is set) and the graph is built by
-        the engine of ``X``'s type (:func:`semisup.engines.engine_for`: in process, or on
-        the Dask workers for a dask array). Sets ``affinity_matrix_``, ``graph_sigma_`` and
+        With ``affinity="precomputed"`` ``X`` is validated as the affinity (where it lives
+        when its engine checks affinities itself, e.g. a CuPy or ``cupyx`` matrix on the
+        GPU, else in memory); otherwise ``X`` is validated as points (``n_features_in_`` is
+        set) and the graph is built by the engine of ``X``'s type
+        (:func:`semisup.engines.engine_for`: in process, on the Dask workers for a dask
+        array, on the GPU for a CuPy array). Sets ``affinity_matrix_``, ``graph_sigma_`` and
         what ``_query_affinity`` needs. Returns ``(W, X)`` with ``X`` the validated points
         (``None`` if precomputed).
         """
@@ -143,9 +146,14 @@ class GraphMixin:
         self.graph_sigma_ = None
         self._graph_state = None
         if self.affinity == "precomputed":
-            W = check_affinity(X, f"{name} (precomputed affinity)")
+            engine = engine_for(X)
+            check = getattr(engine, "check_affinity", None)
+            if check is None:            # validated (and held) in memory
+                engine, check = get_engine(DEFAULT_ENGINE), check_affinity
+            W = check(X, f"{name} (precomputed affinity)")
             self.n_features_in_ = W.shape[1]
             self.affinity_matrix_ = W
+            self._graph_state = (engine.name, None)
             return W, None
         engine = engine_for(X)
         X = engine.check_points(self, X)
@@ -156,11 +164,53 @@ class GraphMixin:
         self._graph_state = (engine.name, fit.state)
         return fit.W, fit.X
 
+    def _engine(self):
+        """The engine of the fitted graph: where its arrays live and, through its optional
+        solvers (``getattr(engine, "harmonic_solve", None)``, ...), where the fit runs."""
+        state = getattr(self, "_graph_state", None)
+        return get_engine(state[0] if state else DEFAULT_ENGINE)
+
+    def _for_engine(self, x, engine):
+        """``x`` as ``engine`` takes it: an array of another engine's kind is brought to the
+        host first (e.g. a CuPy ``X`` for a model fitted in memory)."""
+        other = engine_for(x)
+        return x if other.name == engine.name else other.to_host(x)
+
+    def _in_input_type(self, out, X):
+        """``out`` (an array of the fitted engine's kind) in the kind of the input ``X``:
+        predictions answer in the input's type (on the host for an in-memory ``X``)."""
+        src, dst = self._engine(), engine_for(X)
+        return out if src.name == dst.name else dst.from_host(src.to_host(out))
+
+    @staticmethod
+    def _host_labels(y):
+        """``y`` on the host (labels are small; a CuPy ``y`` is copied), for validation."""
+        return y if y is None else engine_for(y).to_host(y)
+
+    def _affinity_average(self, Wq, F):
+        """``(s, num)``: the affinity sums ``s = Wq 1`` and ``num = Wq F`` of new points,
+        where the fitted arrays live; with ``affinity="knn"``, rows whose weights all
+        underflowed to zero (heat weights far from the data) take the plain average of
+        their stored neighbours instead (``s`` their count)."""
+        xp = self._engine().xp
+        s = xp.asarray(Wq.sum(axis=1)).ravel()
+        num = xp.asarray(Wq @ F)
+        empty = s <= 0
+        if self.affinity == "knn" and bool(empty.any()):
+            pattern = Wq.copy()
+            pattern.data[:] = 1.0
+            num = xp.where(empty[:, None], xp.asarray(pattern @ F), num)
+            s = xp.where(empty, xp.asarray(pattern.sum(axis=1)).ravel(), s)
+        return s, num
+
     def _query_affinity(self, X_new, name="X"):
-        """``m x n_train`` affinities of new points to the training points (sparse CSR)."""
+        """``m x n_train`` affinities of new points to the training points (sparse CSR of
+        the fitted engine's kind)."""
         n_train = self.affinity_matrix_.shape[0]
+        engine = self._engine()
+        X_new = self._for_engine(X_new, engine)
         if self.affinity == "precomputed":
-            return check_query_affinity(X_new, n_train, name)
-        X_new = self._validate_points(X_new, reset=False)
-        engine_name, state = self._graph_state
-        return get_engine(engine_name).query_affinity(self, state, X_new)
+            check = getattr(engine, "check_query_affinity", None)
+            return (check_query_affinity if check is None else check)(X_new, n_train, name)
+        X_new = engine.check_query_points(self, X_new)
+        return engine.query_affinity(self, self._graph_state[1], X_new)

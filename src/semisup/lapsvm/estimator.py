@@ -28,6 +28,7 @@ from ..graph.degeneracy import warn_if_flat
 from ..graph.frontend import GRAPH_PARAMETER_CONSTRAINTS, GraphMixin
 from ..engines import engine_name
 from ..kernels import check_kernel_memory, make_kernel, scale_sigma
+from . import _device
 from .dual import dual_lapsvm
 from .newton import newton
 from .objective import laplacian_operator
@@ -356,6 +357,8 @@ class _LaplacianKernelClassifier(SemiSupervisedMixin, GraphMixin, ClassifierMixi
         return zip(self.history_["alpha"], self.history_["intercept"])
 
     def _labels(self, f):
+        if not isinstance(f, np.ndarray):         # decision values on a device
+            return _device.labels(self, f)
         if f.ndim == 1:
             return self.classes_[(f >= 0).astype(int)]
         return self.classes_[np.argmax(f, axis=1)]
@@ -383,6 +386,8 @@ class _LaplacianKernelClassifier(SemiSupervisedMixin, GraphMixin, ClassifierMixi
         -------
         self
         """
+        if _device.on_device(X, W):      # e.g. a CuPy X: LapRLS where X lives
+            return _device.fit(self, X, y, W=W, X_val=X_val, y_val=y_val)
         name = type(self).__name__
         y = check_semisup_labels(y, estimator=name)[0]  # before any O(n^2) work
         names = self._rule_names()
@@ -489,6 +494,8 @@ class _LaplacianKernelClassifier(SemiSupervisedMixin, GraphMixin, ClassifierMixi
         With ``kernel="precomputed"``, ``X`` is the (m, n) kernel to the training points.
         """
         check_is_fitted(self, "alpha_")
+        if _device.fitted_on_device(self):
+            return _device.decision_function(self, X)
         Kx = self._prediction_kernel(X)
         return np.asarray(Kx @ self.alpha_, dtype=np.float64) + self.intercept_
 

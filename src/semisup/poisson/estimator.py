@@ -20,10 +20,11 @@ from sklearn.utils.validation import check_is_fitted
 from .._base import SemiSupervisedMixin, _fit_context
 from .._progress import log
 from .._validation import check_semisup_labels, warn_convergence
+from ..engines import engine_for
 from ..graph import connected_components
 from ..graph.frontend import GRAPH_PARAMETER_CONSTRAINTS, GraphMixin
 from .mbo import poisson_mbo
-from .solve import poisson_solve, poisson_source
+from .solve import PoissonResult, poisson_solve, poisson_source
 
 __all__ = ["PoissonLearning", "PoissonMBO"]
 
@@ -59,7 +60,7 @@ class _PoissonBase(SemiSupervisedMixin, GraphMixin, ClassifierMixin, BaseEstimat
         Returns ``(W, res, labeled_idx, y_idx)``.
         """
         name = type(self).__name__
-        y = check_semisup_labels(y, estimator=name)[0]     # before the graph
+        y = check_semisup_labels(self._host_labels(y), estimator=name)[0]  # before the graph
         t0 = time.perf_counter()
         W, _ = self._fit_graph(X)
         n = W.shape[0]
@@ -72,13 +73,21 @@ class _PoissonBase(SemiSupervisedMixin, GraphMixin, ClassifierMixin, BaseEstimat
         fractions = np.bincount(y_idx, minlength=K) / labeled_idx.size
         self.classes_ = classes
         self.class_priors_ = _class_priors(self.class_priors, fractions)
-        res = poisson_solve(W, labeled_idx, y_idx, K, tol=self.tol, max_iter=self.max_iter)
+        solve = getattr(self._engine(), "poisson_solve", None)
+        if solve is None:
+            res = poisson_solve(W, labeled_idx, y_idx, K, tol=self.tol,
+                                max_iter=self.max_iter)
+        else:   # the engine's CG where the graph lives (e.g. on the GPU)
+            U, n_iter, converged, unreached = solve(W, labeled_idx, y_idx, K, tol=self.tol,
+                                                    max_iter=self.max_iter)
+            res = PoissonResult(U, unreached, n_iter, converged, None)
         log(f"[{name}] Poisson solve: {res.n_iter} CG iterations, converged="
             f"{res.converged} ({time.perf_counter() - t0:.2f} s)", self.verbose)
         if not res.converged:
-            warn_convergence(f"{name}: CG stopped after {res.n_iter} iterations at relative "
-                             f"residual {res.residual:.2g} before reaching tol={self.tol:g}; "
-                             "increase max_iter or tol.", stacklevel=4)
+            at = "" if res.residual is None else f" at relative residual {res.residual:.2g}"
+            warn_convergence(f"{name}: CG stopped after {res.n_iter} iterations{at} before "
+                             f"reaching tol={self.tol:g}; increase max_iter or tol.",
+                             stacklevel=4)
         if res.unreached.size:
             warnings.warn(f"{res.unreached.size} unlabeled point(s) lie in graph components "
                           "without any labeled point (isolated points included); their "
@@ -91,29 +100,26 @@ class _PoissonBase(SemiSupervisedMixin, GraphMixin, ClassifierMixin, BaseEstimat
         return W, res, labeled_idx, y_idx
 
     def _set_transduction(self, scores, labeled_idx, y_idx):
+        engine = self._engine()
+        xp = engine.xp
         self.scores_ = scores
-        pred = np.argmax(scores, axis=1)
-        pred[labeled_idx] = y_idx                 # labelled points keep their labels
-        self.transduction_ = self.classes_[pred]
+        pred = xp.argmax(scores, axis=1)
+        pred[xp.asarray(labeled_idx)] = xp.asarray(y_idx)   # labelled points keep theirs
+        self.transduction_ = engine.take_labels(self.classes_, pred)
 
     def _query_scores(self, X):
         """``z(x) = sum_j w_j s_j / sum_j w_j``: training scores averaged with the graph's
-        affinities of ``x`` (a plain neighbour average where they underflow to zero)."""
+        affinities of ``x`` (a plain neighbour average where they underflow to zero), in
+        the fitted engine's array type."""
         check_is_fitted(self, "scores_")
         Wq = self._query_affinity(X)
-        s = np.asarray(Wq.sum(axis=1)).ravel()
-        num = np.asarray(Wq @ self.scores_)
+        xp = self._engine().xp
+        s, num = self._affinity_average(Wq, self.scores_)
         empty = s <= 0
-        if empty.any() and self.affinity == "knn":
-            pattern = Wq[empty].copy()
-            pattern.data[:] = 1.0
-            num[empty] = np.asarray(pattern @ self.scores_)
-            s[empty] = np.asarray(pattern.sum(axis=1)).ravel()
-            empty = s <= 0
-        if empty.any():
+        if bool(empty.any()):
             warnings.warn(f"{int(empty.sum())} new point(s) have no affinity to any training "
                           "point; their scores are zero.", UserWarning, stacklevel=3)
-        return np.where(s[:, None] > 0, num / np.where(s > 0, s, 1.0)[:, None], 0.0)
+        return xp.where(s[:, None] > 0, num / xp.where(s > 0, s, 1.0)[:, None], 0.0)
 
     def decision_function(self, X):
         """Scores of new points: the training scores averaged with the graph's affinities.
@@ -125,12 +131,14 @@ class _PoissonBase(SemiSupervisedMixin, GraphMixin, ClassifierMixin, BaseEstimat
         ``(n_new,)``: ``z_1 - z_0`` (positive means ``classes_[1]``).
         """
         Z = self._query_scores(X)
-        return Z[:, 1] - Z[:, 0] if Z.shape[1] == 2 else Z
+        return self._in_input_type(Z[:, 1] - Z[:, 0] if Z.shape[1] == 2 else Z, X)
 
     def predict(self, X):
         """Class of new points: ``classes_[argmax]`` of their scores."""
         Z = self._query_scores(X)
-        return self.classes_[np.argmax(Z, axis=1)]
+        engine = self._engine()
+        return self._in_input_type(engine.take_labels(self.classes_,
+                                                      engine.xp.argmax(Z, axis=1)), X)
 
 
 class PoissonLearning(_PoissonBase):
@@ -248,7 +256,8 @@ random_state :
         """
         _, res, labeled_idx, y_idx = self._poisson(X, y)
         ybar = np.bincount(y_idx, minlength=self.classes_.size) / labeled_idx.size
-        self._set_transduction(res.U * (self.class_priors_ / ybar), labeled_idx, y_idx)
+        scale = self._engine().xp.asarray(self.class_priors_ / ybar)
+        self._set_transduction(res.U * scale, labeled_idx, y_idx)
         return self
 
 
@@ -355,6 +364,12 @@ n_unreached_ :
         -------
         self
         """
+        engine = engine_for(X)
+        if not engine.host_arrays:
+            raise ValueError(f"PoissonMBO runs on the host and cannot take X of the "
+                             f"{engine.name} engine (e.g. a CuPy array); pass X in memory "
+                             "(e.g. cupy.asnumpy(X)), or use PoissonLearning, which runs "
+                             "there.")
         t0 = time.perf_counter()
         W, res, labeled_idx, y_idx = self._poisson(X, y)
         n, K = res.U.shape
