@@ -28,7 +28,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._base import SemiSupervisedMixin, _fit_context
 from .._progress import log
-from .._validation import check_semisup_labels, warn_convergence
+from .._validation import check_semisup_labels, divide, warn_convergence
 from ..graph import connected_components
 from ..graph.frontend import GRAPH_PARAMETER_CONSTRAINTS, GraphMixin
 from ..linalg.spd import SPDSolver, block_pcg
@@ -101,7 +101,7 @@ def harmonic_solve(W, labeled, Y_l, *, solver: str = "auto", tol: float = 1e-8,
     if W.nnz and not 1e-150 < W.data.max() < 1e150:
         # the solution does not change when W is scaled; degrees of weights near the
         # float64 limits would overflow (or lose their digits) otherwise
-        W = W * (1.0 / W.data.max())
+        W = divide(W, W.data.max())
     if Y_l.size and (Y_l.min() < 0 or not np.allclose(Y_l.sum(axis=1), 1.0)):
         raise ValueError("Y_l rows must be label distributions (non-negative, summing to 1).")
     F = np.empty((n, K))

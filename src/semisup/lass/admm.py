@@ -45,7 +45,7 @@ import scipy.sparse.linalg as spla
 from threadpoolctl import threadpool_limits
 
 from .._progress import log
-from .._validation import check_finite, check_memory, warn_convergence
+from .._validation import check_finite, check_memory, divide, warn_convergence
 from ..graph import connected_components
 from ..linalg.simplex import project_simplex_rows
 from ..linalg.spd import SPDSolver
@@ -416,7 +416,7 @@ def solve(L, G, lam: float, *, rho="auto", Y0=None, U0=None, tol: float = 1e-5,
                       "Rescale W or G, or increase lam.", UserWarning, stacklevel=2)
     if not isinstance(rho, str):
         rho = _check_scalar(rho, "rho", positive=True) / sG
-    res = _solve(L / sL if sL != 1.0 else L, G / sG if sG != 1.0 else G, lam_s, rho=rho,
+    res = _solve(divide(L, sL), divide(G, sG), lam_s, rho=rho,
                  Y0=Y0, U0=U0, tol=tol, max_iter=max_iter, solver=solver, stopping=stopping,
                  check_every=check_every, project=project, track_objective=track_objective,
                  warn_nonunique=warn_nonunique, verbose=verbose, callback=callback)
