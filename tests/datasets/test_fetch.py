@@ -266,7 +266,7 @@ def test_bad_mirror_url_names_the_parameter(base_url, tmp_path):
 
 
 def test_missing_set_error_says_how_to_fetch_it(tmp_path):
-    with pytest.raises(FileNotFoundError, match="semisup datasets --fetch pang_lee_scale_v1"):
+    with pytest.raises(FileNotFoundError, match="semisup datasets --fetch pang_lee`"):
         load_dataset("pang_lee", data_home=tmp_path)
 
 
