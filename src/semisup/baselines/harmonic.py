@@ -329,11 +329,8 @@ random_state :
         if not res.converged:
             warn_convergence(f"HarmonicFunction: CG stopped after {res.n_iter} iterations "
                              "before reaching tol; increase max_iter or use solver='direct'.")
-        if res.unreached.size:
-            warnings.warn(f"{res.unreached.size} unlabeled point(s) lie in graph components "
-                          "without any labeled point (isolated points included); they get "
-                          "the uniform label distribution. Increase n_neighbors or label "
-                          "a point in each component.", UserWarning, stacklevel=3)
+        self._warn_unreached(W, labeled, "they get the uniform label distribution.",
+                             n_unreached=res.unreached.size)
         F = res.F
         if self.class_mass_normalization:
             prior = Y_l.mean(axis=0)
