@@ -246,14 +246,16 @@ def _drop_invisible_edges(L) -> sp.csr_matrix:
     return sp.csr_matrix((C.data[keep], (C.row[keep], C.col[keep])), shape=L.shape)
 
 
-def _negligible_components(L, G, lam, labels, n_comp) -> np.ndarray:
+def _negligible_components(L, G, lam, labels, n_comp, silent) -> np.ndarray:
     """Components (mask over ``n_comp``) solved as ``lam = 0`` (closed form).
 
     A component whose ``lam x`` largest degree is below :data:`LAM_MIN` ``x max|G|`` on it
     has its Laplacian term below the rounding of its expert term (as :func:`solve` decides
     for the whole graph), e.g. a component of weights 1e-241 beside one of weights 1 (its
     ADMM penalty then was ~1e-244 against G ~ 1: no convergence, or "not positive
-    definite"; issue #30).
+    definite"; issue #30). From a cold start (``silent``) a component without expert
+    information (G = 0 on it) too: ADMM returns its uniform rows ``1/K`` exactly (``A 1 =
+    rho``), and at weights of 1e-241 block CG's curvatures underflowed on the way there.
     """
     dmax = np.zeros(n_comp)
     np.maximum.at(dmax, labels, L.diagonal())
@@ -265,7 +267,7 @@ def _negligible_components(L, G, lam, labels, n_comp) -> np.ndarray:
                       f"negligible against G in float64 (lam x degree < {LAM_MIN:g} x max|G|): "
                       "solved as lam = 0 there. Rescale W or G, or increase lam.",
                       UserWarning, stacklevel=4)
-    return small
+    return small | (silent & (gmax == 0))
 
 
 def _component_eigs(Lc) -> tuple[float, float]:
@@ -523,7 +525,7 @@ def _solve(L, G, lam: float, *, rho, Y0, U0, tol, max_iter, solver, stopping, ch
     if lam == 0:
         isolated[:] = True
     else:
-        isolated |= _negligible_components(L, G, lam, labels, n_comp)[labels]
+        isolated |= _negligible_components(L, G, lam, labels, n_comp, not warm)[labels]
     n_active = int((~isolated).sum())
     # "auto" is APG unless a numeric rho asks for ADMM: measured (docs/benchmarks/lass.md,
     # "auto"), APG reached an equal or lower objective than ADMM on every graph and lam
@@ -559,10 +561,7 @@ def _solve(L, G, lam: float, *, rho, Y0, U0, tol, max_iter, solver, stopping, ch
                      timings={"rho": time.perf_counter() - t0, "setup": 0.0, "iterations": 0.0})
     act = np.nonzero(~isolated)[0]
     res.active = ~isolated
-    if act.size == 0:
-        return res
-
-    if warn_nonunique:
+    if warn_nonunique and lam > 0:
         silent = np.bincount(labels, weights=np.abs(G).sum(axis=1), minlength=n_comp) == 0
         silent &= sizes > 1
         if silent.any():
@@ -571,6 +570,8 @@ def _solve(L, G, lam: float, *, rho, Y0, U0, tol, max_iter, solver, stopping, ch
                           "is optimal there, and the returned one depends on the "
                           "initialisation (uniform 1/K from a cold start).", UserWarning,
                           stacklevel=2)
+    if act.size == 0:
+        return res
 
     full = act.size == N
     La = L if full else L[act][:, act].tocsr()

@@ -197,7 +197,13 @@ def nsd_part(M, timer=None, *, expected=None, symmetric: bool = False,
     n = S.shape[0]
     side = _expected_side(n, expected)
     t0 = time.perf_counter()
-    w, V = _eigh_side(L, side, ow and side == "neg")   # S is needed afterwards otherwise
+    try:
+        w, V = _eigh_side(L, side, ow and side == "neg")   # S is needed afterwards otherwise
+    except np.linalg.LinAlgError:
+        if symmetric and overwrite:     # the caller's M is destroyed: it rebuilds M
+            raise
+        S, L, ow = _lapack_view(M, symmetric, False)    # a fresh sym(M) (or M itself)
+        w, V = _eigh_side(L, side, False)               # falls back to syevd
     if timer is not None:
         timer[0] += time.perf_counter() - t0
     if side == "neg":
