@@ -179,6 +179,8 @@ class GraphMixin:
         (isolated points included), saying what the estimator does with them
         (``consequence``); return their number (``n_unreached`` if already counted)."""
         if n_unreached is None:
+            if not sp.issparse(W):      # a device (CuPy) graph is not copied back for this
+                return 0
             n_comp, comp = connected_components(W)
             has_label = np.bincount(comp[labeled], minlength=n_comp) > 0
             n_unreached = int((~np.asarray(labeled) & ~has_label[comp]).sum())
