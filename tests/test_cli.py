@@ -484,3 +484,12 @@ def test_write_report_keeps_hand_written_sections(tmp_path):
         text = path.read_text()
         assert text.count("## Findings") == 1 and "prose by hand" in text
         assert "old" not in text and text.index("## Findings") < text.index("## Table")
+
+
+def test_datasets_command_names_the_sets_as_its_table_does(tmp_path, capsys):
+    """Issue #30 item 7: the table said pang_lee, the fetch hint pang_lee_scale_v1."""
+    assert cli.main(["datasets", "--data-home", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "semisup datasets --fetch pang_lee\n" in out
+    assert "--fetch pang_lee_scale_v1" not in out
+    assert "pang_lee (folder pang_lee_scale_v1)" in out

@@ -14,6 +14,7 @@ The default profile keeps the suite within about a minute; ``--runslow`` runs a 
 from __future__ import annotations
 
 import copy
+import inspect
 import warnings
 
 import numpy as np
@@ -251,3 +252,96 @@ GRAPH = [c for c in CASES if c.graph]
 @given(data=st.data())
 def test_fuzz_precomputed_affinity(case, data):
     _fuzz_precomputed(case, data)
+
+
+# ------------------------------------------------------------------------------------------
+# the edges of float64, one process apart: a crash is reported as a failure of its case
+#: subnormal and near-overflow scales of X and of a precomputed W (issue #30 item 9: X * 1e-310
+#: aborted the process with "double free or corruption" in compiled code)
+EXTREME_SCALES = (1e-310, 1e300)
+
+
+def _extreme_case(name, what, scale):
+    """Fit estimator ``name`` on blobs (``what="X"``) or their heat kNN graph
+    (``what="W"``, precomputed) times ``scale``; a clear error is fine, a raw one or a
+    broken invariant is not. Returns a one-word outcome."""
+    case = next(c for c in CASES if c.name == name)
+    X, _, y = case.data()
+    if what == "X":
+        Xf = _fit_input(case, np.asarray(X) * scale)
+        make = case.make
+    else:
+        W = knn_graph(X, 5, weights="heat") * scale
+        Xf = [W, W] if case.multiview else W
+        make = ((lambda: case.make().set_params(views=None, affinity="precomputed"))
+                if case.multiview else (lambda: case.make().set_params(affinity="precomputed")))
+        if "W" in inspect.signature(case.make().fit).parameters:   # LapSVM, LapRLS
+            est = _run(lambda: make().fit(X, y, W=W))
+            return "refused" if est is None else (_check_invariants(est, len(y)) or "fitted")
+    est = _run(lambda: make().fit(Xf, y))
+    if est is None:
+        return "refused"
+    _check_invariants(est, len(y))
+    return "fitted"
+
+
+def _extreme_functions(scale):
+    X = np.random.default_rng(0).normal(size=(20, 2))
+    W0 = knn_graph(X, 3)
+    W = knn_graph(X * scale, 3)
+    assert abs(W - W0).max() == 0       # binary weights: the same graph at any scale
+    assert np.isfinite(kernel_matrix(X * scale, kernel="rbf")).all()
+    assert np.isfinite(laplacian(knn_graph(X, 3, weights="heat") * scale).data).all()
+    return "fitted"
+
+
+_EXTREME_SCRIPT = """
+import sys, traceback, warnings
+warnings.simplefilter("error", RuntimeWarning)
+sys.path.insert(0, {tests!r})
+import test_fuzz as F
+for item in {items!r}:
+    print("START", *item, flush=True)
+    try:
+        out = F._extreme_functions(item[2]) if item[0] == "functions" else F._extreme_case(*item)
+    except BaseException as exc:
+        out = "FAILED " + type(exc).__name__ + ": " + str(exc).replace(chr(10), " ")[:300]
+    print("DONE", *item, out, flush=True)
+"""
+
+
+def _extreme_items():
+    items = [("functions", "-", s) for s in EXTREME_SCALES]
+    for case in CASES:
+        for s in EXTREME_SCALES:
+            items.append((case.name, "X", s))
+            if case.graph:
+                items.append((case.name, "W", s))
+    return items
+
+
+def test_fuzz_extreme_scales_in_a_separate_process():
+    """Every public estimator on X and on a precomputed W at 1e-310 and 1e300, and the
+    graph and kernel functions, in one child process: the child's death (abort,
+    segfault) is reported with the case it was running."""
+    import os
+    import subprocess
+    import sys
+
+    import semisup
+    tests = os.path.dirname(os.path.abspath(__file__))
+    src = os.path.dirname(os.path.dirname(semisup.__file__))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([src, tests,
+                                                        os.environ.get("PYTHONPATH", "")])}
+    items = _extreme_items()
+    proc = subprocess.run([sys.executable, "-c", _EXTREME_SCRIPT.format(tests=tests,
+                                                                         items=items)],
+                          capture_output=True, text=True, env=env, timeout=900)
+    lines = proc.stdout.splitlines()
+    started = [ln for ln in lines if ln.startswith("START")]
+    if proc.returncode != 0:
+        pytest.fail(f"the process died (exit {proc.returncode}) during "
+                    f"{started[-1] if started else 'start-up'}: {proc.stderr[-1500:]}")
+    failed = [ln for ln in lines if ln.startswith("DONE") and " FAILED " in ln]
+    assert not failed, "\n".join(failed)
+    assert sum(ln.startswith("DONE") for ln in lines) == len(items)

@@ -258,6 +258,21 @@ def check_affinity(W, name: str = "W", *, allow_self_loops: bool = False,
     return W
 
 
+def divide(A, s: float):
+    """``A / s`` entrywise, for a dense or sparse ``A`` and any positive finite ``s``.
+
+    scipy's ``sparse / s`` (and ``A * (1 / s)``) multiply by ``1 / s``, which overflows to
+    inf when ``s`` is subnormal (below ~5.6e-309): scaling points or weights of 1e-310 by
+    their largest magnitude then gave inf and NaN (issue #30). A sparse ``A`` is copied
+    and its stored values divided; a dense one is divided as an array (numpy or CuPy).
+    """
+    if hasattr(A, "tocsr") and hasattr(A, "data"):
+        A = A.copy()
+        A.data = A.data / s
+        return A
+    return A / s
+
+
 def drop_diagonal(W) -> sp.csr_matrix:
     """``W`` (CSR) without its diagonal, canonical (sorted indices, no stored zeros).
 

@@ -290,3 +290,65 @@ def test_sklearn_compatible(estimator, check):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         check(estimator)
+
+
+# -- issue #30 items 7 and 9 -----------------------------------------------------------------
+def test_precomputed_subnormal_and_huge_W_give_the_unscaled_distributions():
+    """W * 1e-310 gave all-NaN distributions (W * (1 / max W), and 1 / max W = inf)."""
+    X, _ = make_moons(60, noise=0.05, random_state=0)
+    W = knn_graph(X, 6, weights="heat")
+    y = np.full(60, -1)
+    y[:3], y[3:6] = 0, 1
+    ref = HarmonicFunction(affinity="precomputed").fit(W, y).label_distributions_
+    for scale in (1e-310, 1e-300, 1e300):
+        F = HarmonicFunction(affinity="precomputed").fit(W * scale, y).label_distributions_
+        # subnormal weights keep ~44 of their 52 bits
+        np.testing.assert_allclose(F, ref, atol=1e-9)
+
+
+@pytest.mark.parametrize("case", ["cg", "direct", "all-labeled", "unreached", "leak"])
+def test_n_iter_is_set_on_every_path(case):
+    X, _ = make_moons(40, noise=0.05, random_state=0)
+    y = np.full(40, -1)
+    y[:2], y[2:4] = 0, 1
+    kw = {"solver": case} if case in ("cg", "direct") else {}
+    if case == "all-labeled":
+        y = (np.arange(40) % 2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        if case == "unreached":
+            A = np.zeros((4, 4))
+            A[0, 1] = A[1, 0] = 1.0
+            m = HarmonicFunction(affinity="precomputed").fit(A, [0, 1, -1, -1])
+        elif case == "leak":   # numerically singular: the leaky fallback
+            m = HarmonicFunction(graph_sigma=1e-4, solver="direct").fit(X, y)
+        else:
+            m = HarmonicFunction(**kw).fit(X, y)
+    assert isinstance(m.n_iter_, int)
+    assert (m.n_iter_ > 0) == (m.solver_ == "cg")
+
+
+def test_unreached_warning_is_shared_with_lapsvm_and_laprls():
+    from semisup import LapRLS, LapSVM
+    rng = np.random.default_rng(0)
+    X = np.r_[rng.normal(size=(15, 2)), rng.normal(size=(15, 2)) + 100]
+    y = np.full(30, -1)
+    y[0], y[1] = 0, 1
+    for est in (HarmonicFunction(n_neighbors=3), LapSVM(n_neighbors=3),
+                LapRLS(n_neighbors=3)):
+        with pytest.warns(UserWarning, match="15 unlabeled point.s. lie in graph components "
+                                             "without any labeled point"):
+            est.fit(X, y)
+    y[15] = 0      # a label in each component: no warning
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        LapRLS(n_neighbors=3).fit(X, y)
+
+
+def test_identical_points_draw_a_warning():
+    y = np.full(20, -1)
+    y[0], y[1] = 0, 1
+    with pytest.warns(UserWarning, match="all 20 points of X are identical"):
+        HarmonicFunction().fit(np.ones((20, 3)), y)
+    with pytest.warns(UserWarning, match="identical"):
+        HarmonicFunction().fit(sp.csr_matrix(np.ones((20, 3))), y)

@@ -255,3 +255,15 @@ def test_stated_source_is_the_one_in_provenance(folder):
     assert repos
     for repo in repos:
         assert f"`{repo}`" in source_section, (folder, repo)
+
+
+
+def test_pm1_sets_offer_a_01_target_and_say_why(tmp_path):
+    """Issue #30 item 7: g50c-like targets are +1 / -1, and -1 is also the unlabeled
+    marker: ``target01`` gives 0 / 1 and the description says why."""
+    (tmp_path / "diabetes").mkdir()
+    (tmp_path / "diabetes" / "diabetes").write_text(
+        "-1 1:6 2:148 8:50\n+1 1:1 2:85 8:31\n+1 1:8 2:183 8:32\n")
+    b = load_dataset("diabetes", data_home=tmp_path)
+    assert b.target.tolist() == [-1, 1, 1] and b.target01.tolist() == [0, 1, 1]
+    assert "target01" in b.DESCR and "unlabeled" in b.DESCR

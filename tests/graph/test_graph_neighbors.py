@@ -331,3 +331,45 @@ def test_projected_bound_search_with_ties_gives_the_exact_distances():
     np.testing.assert_allclose(dist, d_ref, rtol=0, atol=1e-12)
     np.testing.assert_allclose(np.linalg.norm(X[ind] - X[:, None], axis=2), dist, atol=1e-12)
     assert not (ind == np.arange(len(X))[:, None]).any()
+
+
+# -- issue #30 item 9: points at the edges of float64 ----------------------------------------
+def _run_isolated(code):
+    """Run ``code`` in a fresh interpreter: a crash (abort, segfault) is a failure here, not
+    the end of the test session."""
+    import os
+    import subprocess
+    import sys
+
+    import semisup
+    src = os.path.dirname(os.path.dirname(semisup.__file__))
+    env = {**os.environ, "PYTHONPATH": src + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env=env, timeout=300)
+    assert proc.returncode == 0, f"exit {proc.returncode}: {proc.stderr[-2000:]}"
+    return proc.stdout
+
+
+@pytest.mark.parametrize("scale", [1e-310, 1e-300, 1e300])
+def test_knn_graph_of_extreme_scales_is_the_graph_of_the_unscaled_points(scale):
+    # 1e-310: X * (1 / max|X|) overflowed, the distances were NaN and an index -1 reached
+    # scipy's compiled symmetrization: "double free or corruption", the process aborted
+    out = _run_isolated(
+        "import numpy as np, warnings; warnings.simplefilter('error')\n"
+        "from semisup.graph import knn_graph\n"
+        "X = np.random.default_rng(0).normal(size=(20, 2))\n"
+        f"W, W0 = knn_graph(X * {scale!r}, 3), knn_graph(X, 3)\n"
+        "print(abs(W - W0).max(), W.nnz == W0.nnz)\n")
+    assert out.split() == ["0.0", "True"]
+
+
+def test_neighbor_lists_out_of_bounds_or_nan_are_refused_before_the_graph():
+    with pytest.raises(ValueError, match=r"indices outside \[0, 3\)"):
+        graph_from_neighbors(np.ones((3, 1)), np.array([[1], [-1], [0]]))
+    with pytest.raises(ValueError, match=r"indices outside \[0, 3\)"):
+        graph_from_neighbors(np.ones((3, 1)), np.array([[1], [3], [0]]))
+    with pytest.raises(ValueError, match="NaN"):
+        graph_from_neighbors(np.array([[1.0], [np.nan], [1.0]]), np.array([[1], [2], [0]]))
+    # an infinite distance is still a neighbour (binary weights)
+    W = graph_from_neighbors(np.array([[1.0], [np.inf], [1.0]]), np.array([[1], [2], [0]]))
+    assert W.nnz == 6

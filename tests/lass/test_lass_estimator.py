@@ -5,6 +5,7 @@ import pytest
 import scipy.sparse as sp
 from sklearn.base import clone
 from sklearn.datasets import make_moons
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.estimator_checks import (check_no_attributes_set_in_init,
                                             check_parameters_default_constructible)
 
@@ -223,3 +224,81 @@ def test_keep_path_fills_the_rows_of_isolated_items(moons):
     # lam = 0: closed form, no iterations
     m0 = LaplacianAssignment(lam=0, keep_path=True).fit(X, G)
     assert m0.n_iter_ == 0 and m0.history_["scores"] == []
+
+
+# -- issue #30 item 9 ------------------------------------------------------------------------
+def _four_nodes(edges):
+    A = np.zeros((4, 4))
+    for i, j, w in edges:
+        A[i, j] = A[j, i] = w
+    G = np.zeros((4, 2))
+    G[0, 0] = G[3, 1] = 1.0
+    return A, G
+
+
+@pytest.mark.parametrize("solver", ["direct", "cg"])
+@pytest.mark.parametrize("edges, msg", [
+    # two components, weights 1 and 1e-241: rho* = 2 lam sqrt(mu_2 mu_N) underflowed to 0
+    ([(0, 3, 1.0), (1, 2, 1e-241)], "no expert information"),
+    ([(1, 2, 1.0), (0, 3, 1e-241)], "negligible against G"),
+    # one component joined by 1e-241: ADMM ended on a wrong assignment after max_iter
+    ([(0, 1, 1.0), (1, 2, 1e-241), (2, 3, 1.0)], "numerically disconnected"),
+])
+def test_lass_admm_on_weights_1_and_1e241_fits_with_a_warning(solver, edges, msg):
+    import warnings as w
+    A, G = _four_nodes(edges)
+    with pytest.warns(UserWarning, match=msg):
+        with w.catch_warnings():
+            w.simplefilter("error", ConvergenceWarning)
+            m = LaplacianAssignment(1e-3, affinity="precomputed", solver=solver).fit(A, G)
+    ref = LaplacianAssignment(1e-3, affinity="precomputed", solver="apg",
+                              tol=1e-10).fit(A, G)
+    # the APG oracle's objective (certified gap), to ADMM's tolerance
+    assert m.objective_ <= ref.objective_ + 1e-4
+    np.testing.assert_array_equal(m.transduction_[[0, 3]], [0, 1])
+
+
+def test_lass_precomputed_subnormal_W_is_finite():
+    """W * 1e-310: dividing L by its scale multiplied by 1 / scale = inf (NaN in L)."""
+    X, _ = make_moons(40, noise=0.05, random_state=0)
+    W = knn_graph(X, 5, weights="heat")
+    G = np.zeros((40, 2))
+    G[0, 0] = G[1, 1] = 1.0
+    with pytest.warns(UserWarning, match="negligible"):
+        m = LaplacianAssignment(affinity="precomputed").fit(W * 1e-310, G)
+    assert np.isfinite(m.assignments_).all()
+    # lam L is below the rounding of G: the lam = 0 solution
+    np.testing.assert_allclose(m.assignments_[2:], 0.5)
+    # a scale that keeps lam L visible: the same assignments as W, with lam rescaled
+    a = LaplacianAssignment(1e-2, affinity="precomputed", solver="apg", tol=1e-10)
+    b = LaplacianAssignment(1e-2 * 2.0 ** 900, affinity="precomputed", solver="apg",
+                            tol=1e-10)
+    np.testing.assert_allclose(b.fit(W * 2.0 ** -900, G).assignments_,
+                               a.fit(W, G).assignments_, atol=1e-6)
+
+
+def test_lass_float_column_G_is_refused_not_read_as_labels():
+    """An (N, 1) float G (one category) was read as class labels {0, 1}."""
+    X, _ = make_moons(30, noise=0.05, random_state=0)
+    G = np.zeros((30, 2))
+    G[:3, 0] = 1.0
+    G[3:6, 1] = 0.5
+    for col in (G[:, :1], G[:, 1:]):
+        with pytest.raises(ValueError, match="at least 2 categories"):
+            LaplacianAssignment().fit(X, col)
+    # a column of labels with -1 (unlabeled) is still read as labels
+    y = np.full((30, 1), -1.0)
+    y[:3], y[3:6] = 0.0, 1.0
+    with pytest.warns(Warning, match="column-vector"):
+        m = LaplacianAssignment().fit(X, y)
+    np.testing.assert_array_equal(m.classes_, [0.0, 1.0])
+
+
+def test_lass_sparse_G_too_large_is_refused_before_densifying():
+    """A 10^5 x 10^6 sparse G: numpy's 'Unable to allocate' (densified first) instead of
+    the library's estimate."""
+    N = 10 ** 5
+    W = sp.diags([np.ones(N - 1), np.ones(N - 1)], [-1, 1], format="csr")
+    G = sp.csr_matrix((np.ones(2), ([0, 1], [0, 1])), shape=(N, 10 ** 6))
+    with pytest.raises(MemoryError, match="LASS on 100000 items x 1000000 categories needs"):
+        LaplacianAssignment(affinity="precomputed").fit(W, G)

@@ -125,3 +125,16 @@ def test_core_works_without_numba(monkeypatch):
     assert res.cost == pytest.approx(7.861666666667, abs=1e-9)
     with pytest.raises(ValueError, match="backend"):
         kmeans1d(TV_X, 3, backend="cuda")
+
+
+@pytest.mark.parametrize("backend", ["numpy", "numba"])
+def test_table_refuses_what_its_compiled_loop_would_misindex(backend):
+    """Issue #30 item 9: inputs are checked before the (unchecked) compiled table."""
+    if backend == "numba":
+        pytest.importorskip("numba")
+    with pytest.raises(ValueError, match="finite"):
+        kmeans1d_table(np.array([0.0, np.nan, 1.0]), 2, backend=backend)
+    with pytest.raises(ValueError, match="weights of its shape"):
+        kmeans1d_table(np.arange(3.0), 2, np.ones(2), backend=backend)
+    with pytest.raises(ValueError, match="n_clusters"):
+        kmeans1d_table(np.arange(3.0), -1, backend=backend)

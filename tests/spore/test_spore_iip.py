@@ -191,3 +191,42 @@ def test_affine_projection_and_step_rules():
     assert step_length("theory", 30, 100) == pytest.approx(np.sqrt(30 ** 2 + 30 ** 5) / 10)
     with pytest.raises(ValueError, match="step"):
         step_length(-1.0, 4, 4)
+
+
+@pytest.mark.parametrize("n", [25, 30])
+def test_spore_on_a_complete_graph_fits(n):
+    """Issue #30 item 9: LAPACK syevr's MRRR stage fails ("LinAlgError: Internal Error") on
+    the clustered spectra of a complete graph's iterates; nsd_part falls back to syevd."""
+    from semisup import SPORE
+    y = np.r_[0, 1, np.full(n - 2, -1)]
+    m = SPORE(affinity="precomputed").fit(np.ones((n, n)) - np.eye(n), y)
+    assert np.isfinite(m.decision_scores_).all()
+    assert m.transduction_[0] == 0 and m.transduction_[1] == 1
+
+
+def test_nsd_part_falls_back_to_syevd_when_syevr_fails(monkeypatch):
+    import scipy.linalg as sla
+
+    from semisup.linalg import psd
+    rng = np.random.default_rng(0)
+    M = rng.normal(size=(12, 12))
+    M = M + M.T
+    ref, k_ref = psd.nsd_part(M.copy())
+    real = sla.eigh
+
+    def failing(S, *args, **kw):
+        if kw.get("driver") == "evr" or "subset_by_index" in kw:
+            raise np.linalg.LinAlgError("Internal Error.")
+        return real(S, *args, **kw)
+
+    monkeypatch.setattr(psd.sla, "eigh", failing)
+    for expected in (None, 11):          # the negative side, then the positive side
+        N, k = psd.nsd_part(M.copy(), expected=expected)
+        np.testing.assert_allclose(N, ref, atol=1e-10)
+        assert k == k_ref
+    # overwriting: the input is gone, the error is the caller's to retry without it
+    with pytest.raises(np.linalg.LinAlgError):
+        psd.nsd_part(M.copy(), symmetric=True, overwrite=True)
+    lam, _ = psd.top_eigpair(M, method="dense")
+    assert lam == pytest.approx(np.linalg.eigvalsh(M)[-1])
+    assert psd.min_eigenvalue(M) == pytest.approx(np.linalg.eigvalsh(M)[0])

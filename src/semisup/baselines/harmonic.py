@@ -28,7 +28,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._base import SemiSupervisedMixin, _fit_context
 from .._progress import log
-from .._validation import check_semisup_labels, warn_convergence
+from .._validation import check_semisup_labels, divide, warn_convergence
 from ..engines import array_namespace, engine_for
 from ..graph import connected_components
 from ..graph.degeneracy import warn_if_flat
@@ -103,7 +103,7 @@ def harmonic_solve(W, labeled, Y_l, *, solver: str = "auto", tol: float = 1e-8,
     if W.nnz and not 1e-150 < W.data.max() < 1e150:
         # the solution does not change when W is scaled; degrees of weights near the
         # float64 limits would overflow (or lose their digits) otherwise
-        W = W * (1.0 / W.data.max())
+        W = divide(W, W.data.max())
     if Y_l.size and (Y_l.min() < 0 or not np.allclose(Y_l.sum(axis=1), 1.0)):
         raise ValueError("Y_l rows must be label distributions (non-negative, summing to 1).")
     F = np.empty((n, K))
@@ -346,11 +346,8 @@ random_state :
         if not res.converged:
             warn_convergence(f"HarmonicFunction: CG stopped after {res.n_iter} iterations "
                              "before reaching tol; increase max_iter or use solver='direct'.")
-        if res.unreached.size:
-            warnings.warn(f"{res.unreached.size} unlabeled point(s) lie in graph components "
-                          "without any labeled point (isolated points included); they get "
-                          "the uniform label distribution. Increase n_neighbors or label "
-                          "a point in each component.", UserWarning, stacklevel=3)
+        self._warn_unreached(W, labeled, "they get the uniform label distribution.",
+                             n_unreached=res.unreached.size)
         F = res.F
         solved = np.ones(n, dtype=bool)
         solved[res.unreached] = False          # their uniform rows are not the solution's

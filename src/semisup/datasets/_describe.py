@@ -113,9 +113,17 @@ def fetch_command(name: str = "all") -> str:
     return f"semisup datasets --fetch {name}"
 
 
-def describe(info: DatasetInfo, folder: str) -> str:
-    """Title line, the set's notes, its public source, and where it was read from."""
-    return (f"{info.name}: {info.description}\n\n{_NOTES[info.name]}\n\n"
-            f"Source: {SOURCES[info.folder]} (download: {fetch_command(info.folder)}).\n"
+_PM1_NOTE = (
+    "target01: the same labels as 0 / 1 (1 for +1). semisup marks unlabeled points with -1, "
+    "which is a class in target: hide labels on target01, e.g. y = np.where(mask, "
+    "target01, -1), or every negative example reads as unlabeled.")
+
+
+def describe(info: DatasetInfo, folder: str, *, pm1: bool = False) -> str:
+    """Title line, the set's notes (with the 0/1 target's when ``pm1``: a +1 / -1 binary
+    target), its public source, and where it was read from."""
+    notes = _NOTES[info.name] + ("\n\n" + _PM1_NOTE if pm1 else "")
+    return (f"{info.name}: {info.description}\n\n{notes}\n\n"
+            f"Source: {SOURCES[info.folder]} (download: {fetch_command(info.name)}).\n"
             f"Read from {folder} (format: {info.format}); provenance, licence and sha256 of "
             f"each file in its PROVENANCE.md.")

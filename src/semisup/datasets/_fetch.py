@@ -423,11 +423,18 @@ def describe_sources(data_home=None, *, all_found: bool = True) -> str:
     """
     lines = ["Where each set comes from, and the command that downloads it (checking "
              "sha256):"]
-    width = max(len(folder) for folder in SOURCES)
+    # each folder under the names `semisup datasets` lists (and load_dataset takes), with
+    # the folder only where no set is named after it (pang_lee in pang_lee_scale_v1)
+    entries = []
     for folder, source in SOURCES.items():
-        note = MANIFEST[folder].note
-        lines.append(f"  {folder:<{width}}  {source}\n  {'':<{width}}  -> "
-                     f"{fetch_command(folder)}"
+        sets = [info.name for info in REGISTRY.values() if info.folder == folder] or [folder]
+        label = ", ".join(sets) + ("" if folder in sets else f" (folder {folder})")
+        entries.append((label, source, folder if folder in sets else sets[0],
+                        MANIFEST[folder].note))
+    width = max(len(e[0]) for e in entries)
+    for label, source, name, note in entries:
+        lines.append(f"  {label:<{width}}  {source}\n  {'':<{width}}  -> "
+                     f"{fetch_command(name)}"
                      + (f"\n  {'':<{width}}     ({note})" if note else ""))
     lines += ["", f"Looked in {searched_places(data_home)}.",
               f"Get every set: {fetch_command('all')} (into --data-home, else $SEMISUP_DATA, "

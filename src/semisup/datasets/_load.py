@@ -157,7 +157,7 @@ def _check_present(info: DatasetInfo, home: str, origin: str) -> str:
         raise FileNotFoundError(
             f"data set {info.name!r} not found: missing {shown} (data directory {home}, from "
             f"{origin}; set ${ENV_VAR} or pass data_home=..., or download it with "
-            f"`semisup datasets --fetch {info.folder}`)")
+            f"`semisup datasets --fetch {info.name}`)")
     return folder
 
 
@@ -191,8 +191,12 @@ def load_dataset(name: str, data_home=None, *, verify: bool = False) -> Bunch:
       ``svm-scale`` does (the ``*_scale`` files are missing); raw values in ``data_unscaled``.
 
     Label convention: binary sets have int targets +1 / -1 (as the LapSVM and SPORE papers
-    write them); multi-class sets keep their original labels; multi-label sets (``emotions``,
-    ``yeast``) have an n x t int 0/1 ``target``; ``pang_lee`` has the float rating.
+    write them) and the same labels as 0 / 1 in ``target01`` (1 for +1). Use ``target01``
+    to hide labels for semi-supervised learning: semisup marks an unlabeled point with
+    ``-1``, which in ``target`` is a class (``y = np.where(mask, b.target01, -1)``; with
+    ``target`` every negative example would read as unlabeled). Multi-class sets keep
+    their original labels; multi-label sets (``emotions``, ``yeast``) have an n x t int
+    0/1 ``target``; ``pang_lee`` has the float rating.
 
     Parameters
     ----------
@@ -211,7 +215,7 @@ def load_dataset(name: str, data_home=None, *, verify: bool = False) -> Bunch:
     -------
     sklearn.utils.Bunch
         Always ``data``, ``target`` and ``DESCR`` (which lists the set's other fields and
-        conventions); ``splits`` where published splits exist (a dict of 0-based row-index
+        conventions); ``target01`` for the +1 / -1 binary sets; ``splits`` where published splits exist (a dict of 0-based row-index
         arrays: ``labeled``/``unlabeled`` of shape (10, k) for G50C, USPST, PCMAC;
         ``train``/``test`` for MNIST and the Mulan sets); e.g. ``images``, ``label_names``,
         ``texts``, ``author``, ``label3``, ``label4``, ``ids`` for the sets that have them.
@@ -232,7 +236,13 @@ def load_dataset(name: str, data_home=None, *, verify: bool = False) -> Bunch:
     source = _SOURCE.get(info.name, info.name)
     raw = _parsed(source, os.path.realpath(folder), _stamp(info, folder))
     out = _finish(info.name, raw)
-    out["DESCR"] = _describe.describe(info, folder)
+    target = np.asarray(out["target"])
+    pm1 = target.ndim == 1 and target.dtype.kind in "iu" and set(np.unique(target)) == {-1, 1}
+    if pm1:
+        # -1 is a class of these sets and semisup's marker of an unlabeled point: give the
+        # 0/1 coding beside the papers' one, so that masking labels with -1 is unambiguous
+        out["target01"] = (target > 0).astype(target.dtype)
+    out["DESCR"] = _describe.describe(info, folder, pm1=pm1)
     return Bunch(**out)
 
 

@@ -111,8 +111,8 @@ def knn_search_dask(X, n_neighbors, *, metric="euclidean", Q=None, margin=None):
         top = max(top, top_q)
     scale = scale_from_max(top, X.dtype)
     if scale != 1.0:
-        X = X * (1.0 / scale)
-        Q = Q * (1.0 / scale) if query else None
+        X = X / scale   # dask arrays: not X * (1 / scale), which overflows when subnormal
+        Q = Q / scale if query else None
     m = min(n - (0 if query else 1), k + (max(k, 10) if margin is None else int(margin)))
     Qa = Q if query else X
     ids = da.arange(n, chunks=(X.chunks[0],))

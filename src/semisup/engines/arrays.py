@@ -24,7 +24,7 @@ from typing import NamedTuple
 import numpy as np
 import scipy.sparse as sp
 
-from .._validation import _fmt_bytes, available_memory
+from .._validation import _fmt_bytes, available_memory, divide
 from ..graph import connected_components
 from ..graph.neighbors import (exact_candidate_distances, float32_key_error, heat_sigma,
                                pair_keys, rank_candidates, scale_from_max)
@@ -95,7 +95,7 @@ def _prepare(xp, A, scale, metric):
     """float64 points the search ranks (scaled; unit rows for cosine) and squared norms."""
     A = A.astype(xp.float64)
     if scale != 1.0:
-        A = A * (1.0 / scale)
+        A = divide(A, scale)   # not A * (1 / scale): overflows when subnormal
     sq = (A * A).sum(axis=1)
     if metric == "cosine":
         norm = xp.sqrt(sq)
@@ -363,7 +363,7 @@ def harmonic_solve(W, labeled, Y_l, *, tol=1e-8, max_iter=None):
     if W.nnz:
         top = float(W.data.max())
         if not 1e-150 < top < 1e150:
-            W = W * (1.0 / top)
+            W = divide(W, top)   # not W * (1 / top): overflows when subnormal
     n_comp, comp = _components(W)
     has_label = np.bincount(comp[labeled], minlength=n_comp) > 0
     reached = ~labeled & has_label[comp]
@@ -422,7 +422,7 @@ def poisson_solve(W, labeled_idx, y_idx, n_classes, *, tol=1e-3, max_iter=None):
     if W.nnz:
         top = float(W.data.max())
         if not 1e-150 < top < 1e150:
-            W = W * (1.0 / top)
+            W = divide(W, top)   # not W * (1 / top): overflows when subnormal
     n_comp, comp = _components(W)
     cl = comp[labeled_idx]
     # the centred sources, per component (host: n x K, small next to the graph)

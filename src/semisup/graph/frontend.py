@@ -38,6 +38,7 @@ parameter          meaning
 
 from __future__ import annotations
 
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -47,6 +48,8 @@ from sklearn.utils.validation import validate_data
 
 from .._validation import _as_numeric_matrix, check_affinity, check_finite
 from ..engines import DEFAULT_ENGINE, engine_for, get_engine
+from ..engines import engine_for, get_engine
+from .components import connected_components
 
 __all__ = ["GRAPH_PARAMS", "GRAPH_DEFAULTS", "GRAPH_PARAMETER_CONSTRAINTS", "GraphMixin",
            "check_query_affinity"]
@@ -98,6 +101,24 @@ def check_query_affinity(W_new, n_train: int, name: str = "X") -> sp.csr_matrix:
         raise ValueError(f"{name} has negative affinities (min {W_new.data.min():.3g}); "
                          "affinities must be non-negative.")
     return W_new
+
+
+def _warn_if_coincident(X, name="X") -> None:
+    """Warn when every point of an in-memory ``X`` is the same: its graph joins them all
+    alike and carries no information (every unlabeled point gets the same prediction)."""
+    if X.shape[0] < 2:
+        return
+    if sp.issparse(X):
+        same = (X.max(axis=0) != X.min(axis=0)).nnz == 0      # O(nnz)
+    elif isinstance(X, np.ndarray):
+        same = bool((X == X[:1]).all())
+    else:   # other engines' arrays (dask, CuPy): not read back for a warning
+        return
+    if same:
+        warnings.warn(f"all {X.shape[0]} points of {name} are identical: the graph joins "
+                      "them all alike and carries no information (every unlabeled point gets "
+                      "the same prediction). Check the features (constant columns, a failed "
+                      "preprocessing step).", UserWarning, stacklevel=4)
 
 
 class GraphMixin:
@@ -158,6 +179,7 @@ class GraphMixin:
         engine = engine_for(X)
         X = engine.check_points(self, X)
         self.n_features_in_ = X.shape[1]
+        _warn_if_coincident(X, name)
         fit = engine.fit_graph(self, X)
         self.affinity_matrix_ = fit.W
         self.graph_sigma_ = fit.graph_sigma
@@ -202,6 +224,22 @@ class GraphMixin:
             num = xp.where(empty[:, None], xp.asarray(pattern @ F), num)
             s = xp.where(empty, xp.asarray(pattern.sum(axis=1)).ravel(), s)
         return s, num
+    def _warn_unreached(self, W, labeled, consequence: str, n_unreached=None) -> int:
+        """Warn when unlabeled points lie in components of ``W`` without a labeled point
+        (isolated points included), saying what the estimator does with them
+        (``consequence``); return their number (``n_unreached`` if already counted)."""
+        if n_unreached is None:
+            if not sp.issparse(W):      # a device (CuPy) graph is not copied back for this
+                return 0
+            n_comp, comp = connected_components(W)
+            has_label = np.bincount(comp[labeled], minlength=n_comp) > 0
+            n_unreached = int((~np.asarray(labeled) & ~has_label[comp]).sum())
+        if n_unreached:
+            warnings.warn(f"{n_unreached} unlabeled point(s) lie in graph components without "
+                          f"any labeled point (isolated points included); {consequence} "
+                          "Increase n_neighbors or label a point in each component.",
+                          UserWarning, stacklevel=3)
+        return int(n_unreached)
 
     def _query_affinity(self, X_new, name="X"):
         """``m x n_train`` affinities of new points to the training points (sparse CSR of

@@ -20,7 +20,7 @@ from sklearn.utils._param_validation import Interval, StrOptions, validate_param
 from threadpoolctl import threadpool_info
 
 from .._optional import available, require
-from .._validation import check_finite
+from .._validation import check_finite, divide
 from ..engines import engine_for
 from .weights import symmetrize_graph
 
@@ -538,15 +538,40 @@ def knn_search_in_memory(X, n_neighbors, *, metric="euclidean", method="auto", n
                   and available("pynndescent") else "exact")
     scale = _safe_scale(X)
     if scale != 1.0:
-        X = X * (1.0 / scale)
+        # not X * (1 / scale): 1 / scale overflows to inf for a subnormal scale
+        X = divide(X, scale)
     if method == "approx":
         dist, ind = _approx_neighbors(X, k, metric, n_jobs, random_state)
     else:
         dist, ind = _exact_neighbors(X, k, metric, n_jobs)
+    check_neighbor_lists(dist, ind, n)
     dist = np.maximum(dist.astype(np.float64), 0.0)
     if scale != 1.0 and metric == "euclidean":
         dist *= scale
     return dist, ind
+
+
+def check_neighbor_lists(dist, ind, n: int, *, allow_inf: bool = False) -> None:
+    """Refuse neighbour lists that would corrupt the graph built from them.
+
+    Every index must lie in ``[0, n)`` and no distance be NaN (nor infinite unless
+    ``allow_inf``: a distance past float64's range is still a neighbour): the sparse graph is
+    assembled and symmetrized by compiled code that trusts its indices (an index of -1, left
+    by a search whose distances were NaN, was written out of bounds and aborted the process,
+    issue #30). Raises ``ValueError`` (never reached on valid input).
+    """
+    ind = np.asarray(ind)
+    if ind.size and (ind.dtype.kind not in "iu" or int(ind.min()) < 0
+                     or int(ind.max()) >= n):
+        raise ValueError(f"the neighbour search returned indices outside [0, {n}) (from "
+                         f"{ind.min()} to {ind.max()}); the points' scale may be beyond what "
+                         "float64 distances can represent. Rescale X.")
+    dist = np.asarray(dist)
+    bad = np.isnan(dist) if allow_inf else ~np.isfinite(dist)
+    if bad.any():
+        raise ValueError(f"the neighbour search returned {int(bad.sum())} "
+                         "NaN or infinite distance(s); the points' scale may be beyond what "
+                         "float64 distances can represent. Rescale X.")
 
 
 def heat_sigma(dist) -> float:
@@ -618,6 +643,7 @@ def graph_from_neighbors(dist, ind, *, weights: str = "binary", sigma: float | N
         raise ValueError(f"dist and ind must be 2-D of the same shape, got {dist.shape} "
                          f"and {ind.shape}.")
     n, k = ind.shape
+    check_neighbor_lists(dist, ind, n, allow_inf=True)
     kth = kth_neighbor_distance(dist) if weights == "self_tuning" else None
     vals = edge_weights(dist, weights, sigma, ind=ind, kth=kth)
     A = sp.csr_matrix((vals.ravel(), ind.ravel(), np.arange(0, n * k + 1, k)), shape=(n, n))

@@ -437,6 +437,8 @@ class _LaplacianKernelClassifier(SemiSupervisedMixin, GraphMixin, ClassifierMixi
             W, X = self._fit_graph(X)
         n = X.shape[0]
         y, classes, labeled = check_semisup_labels(y, n, estimator=name)
+        self._warn_unreached(W, labeled, "the graph term carries no label to them: their "
+                             "predictions rest on the kernel alone.")
         if self.kernel == "precomputed" and X.shape[0] != X.shape[1]:
             raise ValueError("with kernel='precomputed' X must be the square n x n training "
                              f"kernel, got shape {X.shape}.")

@@ -16,9 +16,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from ..linalg._sparse_numba import csr_matmul
+from ..linalg._sparse_numba import check_csr_operands, csr_matmul
 
-__all__ = ["csr_matmul", "project_rows", "fista_step", "objective_gap"]
+__all__ = ["check_csr_operands", "csr_matmul", "project_rows", "fista_step", "objective_gap"]
 
 
 @njit(cache=True, inline="always")

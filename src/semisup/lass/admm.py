@@ -45,7 +45,7 @@ import scipy.sparse.linalg as spla
 from threadpoolctl import threadpool_limits
 
 from .._progress import log
-from .._validation import check_finite, check_memory, warn_convergence
+from .._validation import check_finite, check_memory, divide, warn_convergence
 from ..graph import connected_components
 from ..linalg.simplex import project_simplex_rows
 from ..linalg.spd import SPDSolver
@@ -115,6 +115,9 @@ class LassResult:
         Total CG iterations over all Z-updates (CG path).
     n_components : int
         Connected components of the graph (isolated items included).
+    active : ndarray of bool (N,)
+        The items the iterations ran on (and the callback saw); the others (isolated
+        items, components solved as ``lam = 0``) have closed-form rows.
     timings : dict
         Seconds spent choosing rho (``"rho"``), factoring / preparing the Z-update solver
         (``"setup"``) and iterating (``"iterations"``).
@@ -134,6 +137,7 @@ class LassResult:
     cg_iter: int = 0
     n_components: int = 1
     timings: dict = field(default_factory=dict)
+    active: np.ndarray | None = None
 
 
 # ----------------------------------------------------------------------------- validation
@@ -214,6 +218,58 @@ def closed_form_lam0(G) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return Z, -gmax, Xi
 
 
+#: ADMM drops an edge whose weight is below this fraction of both endpoints' degrees
+INVISIBLE_EDGE = 1e-20
+
+
+def _drop_invisible_edges(L) -> sp.csr_matrix:
+    """``L`` without the edges that float64 cannot see, with a warning when there are any.
+
+    An edge with ``w_ij < INVISIBLE_EDGE min(d_i, d_j)`` changes neither degree nor any
+    solve with ``A = 2 lam L + rho I`` beyond rounding, but it joins components whose
+    scales differ by that much: ``rho*`` of the joint component then rests on a Fiedler
+    value below rounding, and ADMM does not converge (issue #30: a path with edges 1,
+    1e-241, 1 ended on a wrong assignment after max_iter). Dropped, the parts are solved as
+    the separate components they are in floating point.
+    """
+    d = L.diagonal()
+    C = sp.coo_matrix(L)
+    off = (C.row != C.col) & (-C.data < INVISIBLE_EDGE * np.minimum(d[C.row], d[C.col]))
+    if not off.any():
+        return L
+    warnings.warn(f"{int(off.sum()) // 2} edge(s) of W weigh less than {INVISIBLE_EDGE:g} x "
+                  "the degrees at both their ends: the graph is numerically disconnected "
+                  "there, and ADMM solves the parts as separate components (a part without "
+                  "expert information gets the uniform assignment). Use solver='apg' to keep "
+                  "them, or rescale W.", UserWarning, stacklevel=4)
+    keep = ~off
+    return sp.csr_matrix((C.data[keep], (C.row[keep], C.col[keep])), shape=L.shape)
+
+
+def _negligible_components(L, G, lam, labels, n_comp, silent) -> np.ndarray:
+    """Components (mask over ``n_comp``) solved as ``lam = 0`` (closed form).
+
+    A component whose ``lam x`` largest degree is below :data:`LAM_MIN` ``x max|G|`` on it
+    has its Laplacian term below the rounding of its expert term (as :func:`solve` decides
+    for the whole graph), e.g. a component of weights 1e-241 beside one of weights 1 (its
+    ADMM penalty then was ~1e-244 against G ~ 1: no convergence, or "not positive
+    definite"; issue #30). From a cold start (``silent``) a component without expert
+    information (G = 0 on it) too: ADMM returns its uniform rows ``1/K`` exactly (``A 1 =
+    rho``), and at weights of 1e-241 block CG's curvatures underflowed on the way there.
+    """
+    dmax = np.zeros(n_comp)
+    np.maximum.at(dmax, labels, L.diagonal())
+    gmax = np.zeros(n_comp)
+    np.maximum.at(gmax, labels, np.abs(G).max(axis=1) if G.shape[1] else 0.0)
+    small = lam * dmax < LAM_MIN * gmax
+    if small.any():
+        warnings.warn(f"{int(small.sum())} connected component(s) have Laplacian weights "
+                      f"negligible against G in float64 (lam x degree < {LAM_MIN:g} x max|G|): "
+                      "solved as lam = 0 there. Rescale W or G, or increase lam.",
+                      UserWarning, stacklevel=4)
+    return small | (silent & (gmax == 0))
+
+
 def _component_eigs(Lc) -> tuple[float, float]:
     """(mu_2, mu_N) of a connected component's Laplacian (see :data:`FIEDLER_MAXITER`)."""
     n = Lc.shape[0]
@@ -257,7 +313,9 @@ def auto_rho(L, lam: float, labels=None) -> np.ndarray:
         # Floor mu_2 at RHO_MIN_RATIO mu_N: a numerically disconnected component (mu_2
         # rounding to ~0, e.g. heat weights far below the point spacing) would otherwise
         # make rho underflow and A = 2 lam L + rho I singular (issue #16 items 2 and 8).
-        rho[order[s:e]] = 2.0 * lam * np.sqrt(max(mu2, RHO_MIN_RATIO * mun) * mun)
+        # sqrt(a) sqrt(b), not sqrt(a b): the product underflows to 0 for a component of
+        # weights ~1e-241 (rho = 0 left A singular: "not positive definite", issue #30)
+        rho[order[s:e]] = 2.0 * lam * np.sqrt(max(mu2, RHO_MIN_RATIO * mun)) * np.sqrt(mun)
     return rho
 
 
@@ -416,7 +474,7 @@ def solve(L, G, lam: float, *, rho="auto", Y0=None, U0=None, tol: float = 1e-5,
                       "Rescale W or G, or increase lam.", UserWarning, stacklevel=2)
     if not isinstance(rho, str):
         rho = _check_scalar(rho, "rho", positive=True) / sG
-    res = _solve(L / sL if sL != 1.0 else L, G / sG if sG != 1.0 else G, lam_s, rho=rho,
+    res = _solve(divide(L, sL), divide(G, sG), lam_s, rho=rho,
                  Y0=Y0, U0=U0, tol=tol, max_iter=max_iter, solver=solver, stopping=stopping,
                  check_every=check_every, project=project, track_objective=track_objective,
                  warn_nonunique=warn_nonunique, verbose=verbose, callback=callback)
@@ -459,11 +517,15 @@ def _solve(L, G, lam: float, *, rho, Y0, U0, tol, max_iter, solver, stopping, ch
                 raise ValueError(f"{name} must have shape {(N, K)}, got {M.shape}.")
             check_finite(M, name)
 
+    if solver in ("direct", "cg") or (solver == "auto" and not auto):
+        L = _drop_invisible_edges(L)   # ADMM only; see there
     n_comp, labels = connected_components(L)
     sizes = np.bincount(labels)
     isolated = sizes[labels] == 1
     if lam == 0:
         isolated[:] = True
+    else:
+        isolated |= _negligible_components(L, G, lam, labels, n_comp, not warm)[labels]
     n_active = int((~isolated).sum())
     # "auto" is APG unless a numeric rho asks for ADMM: measured (docs/benchmarks/lass.md,
     # "auto"), APG reached an equal or lower objective than ADMM on every graph and lam
@@ -498,10 +560,8 @@ def _solve(L, G, lam: float, *, rho, Y0, U0, tol, max_iter, solver, stopping, ch
                      n_components=int(n_comp),
                      timings={"rho": time.perf_counter() - t0, "setup": 0.0, "iterations": 0.0})
     act = np.nonzero(~isolated)[0]
-    if act.size == 0:
-        return res
-
-    if warn_nonunique:
+    res.active = ~isolated
+    if warn_nonunique and lam > 0:
         silent = np.bincount(labels, weights=np.abs(G).sum(axis=1), minlength=n_comp) == 0
         silent &= sizes > 1
         if silent.any():
@@ -510,6 +570,8 @@ def _solve(L, G, lam: float, *, rho, Y0, U0, tol, max_iter, solver, stopping, ch
                           "is optimal there, and the returned one depends on the "
                           "initialisation (uniform 1/K from a cold start).", UserWarning,
                           stacklevel=2)
+    if act.size == 0:
+        return res
 
     full = act.size == N
     La = L if full else L[act][:, act].tocsr()

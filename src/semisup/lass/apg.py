@@ -190,6 +190,10 @@ def _apg_numba(L, G, lam, Z0, step, t0, *, tol, max_iter, check_every, verbose, 
     indptr, indices, data = L.indptr, L.indices, L.data
     Z = np.array(Z0, dtype=np.float64, order="C")
     G = np.ascontiguousarray(G, dtype=np.float64)
+    # the kernels index every (N, K) array by Z's shape and L's indices, unchecked
+    if G.shape != Z.shape or L.shape != (Z.shape[0],) * 2:
+        raise ValueError(f"apg: L {L.shape}, G {G.shape} and Z0 {Z.shape} do not match.")
+    nb.check_csr_operands(indptr, indices, data, Z, Z)
     # compile (first process ever) or load from the cache, on a tiny problem
     e = np.zeros((1, 1))
     nb.csr_matmul(np.zeros(2, indptr.dtype), np.zeros(0, indices.dtype), np.zeros(0), e, e)

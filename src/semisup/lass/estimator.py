@@ -13,14 +13,38 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._base import SemiSupervisedMixin, _fit_context
 from .._progress import log
-from .._validation import _as_numeric_matrix, check_finite, check_semisup_labels
+from .._validation import (_as_numeric_matrix, check_finite, check_memory,
+                           check_semisup_labels)
 from ..graph import connected_components, laplacian
 from ..graph.degeneracy import warn_if_flat
 from ..graph.frontend import GRAPH_PARAMETER_CONSTRAINTS, GraphMixin
-from .admm import solve
+from .admm import N_WORK_ARRAYS, solve
 from .outofsample import lass_transform
 
 __all__ = ["LaplacianAssignment"]
+
+
+def _reads_as_G(y) -> bool:
+    """Whether the target of :meth:`LaplacianAssignment.fit` is an item-category matrix ``G``.
+
+    Sparse or 2-D with several columns: ``G``. 1-D: class labels. An ``(N, 1)`` column is
+    ambiguous (scikit-learn reads it as a column vector of labels): it is read as labels
+    unless it is float and either holds a value that is not an integer or has no ``-1``
+    (no unlabeled item, as one column of a one-hot ``G`` has), and is then the ``G`` of a
+    single category (refused: LASS needs two).
+    """
+    if y is None:
+        return False
+    if sp.issparse(y):
+        return True
+    if np.ndim(y) != 2:
+        return False
+    if np.shape(y)[1] != 1:
+        return True
+    y = np.asarray(y)
+    if y.dtype.kind != "f" or not np.isfinite(y).all():
+        return False
+    return bool(np.any(y != np.round(y)) or not np.any(y == -1))
 
 
 def _expert_matrix(y, n):
@@ -28,22 +52,31 @@ def _expert_matrix(y, n):
 
     A 1-D ``y`` holds class labels with ``-1`` for unlabeled items: ``G`` is their one-hot
     rows (0 for unlabeled items). A 2-D ``y`` is the paper's item-category affinity ``G``
-    itself (any sign: > 0 associates, < 0 dissociates, 0 is no information).
+    itself (any sign: > 0 associates, < 0 dissociates, 0 is no information); an ``(N, 1)``
+    column is read as in :func:`_reads_as_G`.
     """
-    if y is not None and (sp.issparse(y) or np.ndim(y) == 2) and not (
-            np.ndim(y) == 2 and np.shape(y)[1] == 1 and not sp.issparse(y)):
+    if _reads_as_G(y):
+        what = "G (y as an item-category matrix)"
+        shape = y.shape if sp.issparse(y) else np.shape(y)
+        if len(shape) == 2 and shape[0] == n:
+            # before densifying a sparse G: the solver's working arrays are N x K
+            check_memory(N_WORK_ARRAYS * 8.0 * shape[0] * shape[1],
+                         f"LASS on {shape[0]} items x {shape[1]} categories",
+                         "Reduce the number of categories or split the items into batches.")
         if sp.issparse(y):
             G = sp.csr_matrix(y, dtype=np.float64, copy=True).toarray()
         else:
-            G = np.array(_as_numeric_matrix(y, "G (y as an item-category matrix)"),
-                         dtype=np.float64)
+            G = np.array(_as_numeric_matrix(y, what), dtype=np.float64)
         if G.shape[0] != n:
-            raise ValueError(f"G (y as an item-category matrix) has shape {G.shape} but "
-                             f"there are {n} items: its shape must be ({n}, n_categories).")
+            raise ValueError(f"{what} has shape {G.shape} but there are {n} items: its shape "
+                             f"must be ({n}, n_categories).")
         if G.shape[1] < 2:
-            raise ValueError("G (y as an item-category matrix) needs at least 2 categories "
-                             f"(columns), got {G.shape[1]}.")
-        check_finite(G, "G (y as an item-category matrix)")
+            raise ValueError(
+                f"{what} needs at least 2 categories (columns), got {G.shape[1]}: with one "
+                "category every item is assigned to it. (A float (N, 1) y with a non-integer "
+                "value or no -1 is read as one column of G; for class labels pass a 1-D y "
+                "with -1 marking unlabeled items.)")
+        check_finite(G, what)
         return G, np.arange(G.shape[1]), None
     y, classes, labeled = check_semisup_labels(y, n, estimator="LaplacianAssignment")
     G = np.zeros((n, classes.size))
@@ -51,16 +84,12 @@ def _expert_matrix(y, n):
     return G, classes, y
 
 
-def _full_rows(path, Z, L):
+def _full_rows(path, Z, active):
     """The iterates of :func:`solve`'s callback as (N, K) arrays: the solver iterates over
-    the items of connected components with more than one item, the others keep their
+    the ``active`` items (not isolated, not solved in closed form), the others keep their
     closed-form rows of ``Z``."""
     if not path or path[0].shape[0] == Z.shape[0]:
         return path
-    L = sp.csr_matrix(L, copy=True)
-    L.eliminate_zeros()                  # as the solver does: explicit zeros are no edges
-    _, labels = connected_components(L)
-    active = np.bincount(labels)[labels] > 1
     full = []
     for Zt in path:
         F = Z.copy()
@@ -233,7 +262,10 @@ random_state :
             Training items, or their affinity ``W``.
         y : array-like of shape (N,), or array-like / sparse of shape (N, K)
             Class labels with ``-1`` for unlabeled items, or the item-category affinities
-            ``G`` (any sign; 0 = no information).
+            ``G`` (any sign; 0 = no information; K >= 2). An ``(N, 1)`` column is read as
+            class labels (scikit-learn's column vector, with a warning) unless it is float
+            with a non-integer value or without any ``-1``: then it is one column of ``G``
+            and refused (one category assigns every item to it).
 
         Returns
         -------
@@ -241,7 +273,7 @@ random_state :
         """
         if y is not None and not sp.issparse(y):
             y = np.asarray(y)
-        if y is None or np.ndim(y) == 1 or (np.ndim(y) == 2 and np.shape(y)[1] == 1):
+        if not _reads_as_G(y):
             check_semisup_labels(y, estimator="LaplacianAssignment")   # before the graph
         t0 = time.perf_counter()
         W, _ = self._fit_graph(X)
@@ -272,7 +304,7 @@ random_state :
         self.converged_ = bool(res.converged)
         self.history_ = dict(res.history)
         if path is not None:
-            self.history_["scores"] = _full_rows(path, res.Z, L)
+            self.history_["scores"] = _full_rows(path, res.Z, res.active)
         self.objective_ = float(self.lam * np.einsum("ij,ij->", res.Z, L @ res.Z)
                                 - np.einsum("ij,ij->", G, res.Z))
         self.rho_ = float(res.rho[0]) if np.ptp(res.rho) == 0 else res.rho

@@ -182,6 +182,14 @@ def kmeans1d_table(a_sorted, n_clusters, weights=None, *, backend="auto"):
     """
     a = np.ascontiguousarray(a_sorted, dtype=np.float64)
     w = np.ones_like(a) if weights is None else np.ascontiguousarray(weights, dtype=np.float64)
+    # checked before the compiled table, which indexes its arrays unchecked
+    if a.ndim != 1 or w.shape != a.shape:
+        raise ValueError(f"a_sorted must be 1-D and weights of its shape, got {a.shape} and "
+                         f"{w.shape}.")
+    if not (np.isfinite(a).all() and np.isfinite(w).all() and (w > 0).all()):
+        raise ValueError("a_sorted must be finite and weights finite and positive.")
+    if int(n_clusters) != n_clusters or n_clusters < 0:
+        raise ValueError(f"n_clusters must be a non-negative integer, got {n_clusters!r}.")
     wp, sp, ssp = _prefix(a, w)
     if _resolve_backend(backend) == "numba":
         return _numba_table()(wp, sp, ssp, int(n_clusters))

@@ -127,13 +127,36 @@ def _expected_side(n: int, expected) -> str:
 
 
 def _eigh_side(S, side: str, overwrite: bool):
-    if side == "neg":
+    """Eigenpairs of one side of the spectrum (``"neg"``: ``(-inf, 0]``, ``"pos"``:
+    ``(0, inf)``) by ``syevr``, or all of them (``"full"``) by ``syevd``.
+
+    ``syevr``'s MRRR stage fails ("Internal Error", ``LinAlgError``) on some matrices
+    with large clusters of equal eigenvalues (SPORE on a complete graph, issue #30): the
+    side is then taken from a full ``syevd``. With ``overwrite`` LAPACK has destroyed ``S``
+    by then and the error propagates; the caller retries without ``overwrite``.
+    """
+    if side == "full":
+        return sla.eigh(S, check_finite=False, driver="evd", overwrite_a=overwrite)
+    bounds = (-np.inf, 0.0) if side == "neg" else (0.0, np.inf)
+    try:
         return sla.eigh(S, check_finite=False, driver="evr", overwrite_a=overwrite,
-                        subset_by_value=(-np.inf, 0.0))
-    if side == "pos":
-        return sla.eigh(S, check_finite=False, driver="evr", overwrite_a=overwrite,
-                        subset_by_value=(0.0, np.inf))
-    return sla.eigh(S, check_finite=False, driver="evd", overwrite_a=overwrite)
+                        subset_by_value=bounds)
+    except np.linalg.LinAlgError:
+        if overwrite:
+            raise
+    w, V = sla.eigh(S, check_finite=False, driver="evd")
+    keep = w <= 0 if side == "neg" else w > 0
+    return w[keep], V[:, keep]
+
+
+def _eigh_index(S, i: int):
+    """The ``i``-th smallest eigenpair ``(w[i:i+1], V[:, i:i+1])`` of ``S``; ``syevr``, or
+    a full ``syevd`` where ``syevr`` fails (see :func:`_eigh_side`)."""
+    try:
+        return sla.eigh(S, check_finite=False, subset_by_index=[i, i])
+    except np.linalg.LinAlgError:
+        w, V = sla.eigh(S, check_finite=False, driver="evd")
+        return w[i:i + 1], V[:, i:i + 1]
 
 
 def nsd_part(M, timer=None, *, expected=None, symmetric: bool = False,
@@ -160,6 +183,9 @@ def nsd_part(M, timer=None, *, expected=None, symmetric: bool = False,
         change it) and its copy.
     overwrite : bool
         With ``symmetric``: ``M`` is scratch and LAPACK may destroy it (saves a copy).
+        Then a ``LinAlgError`` of ``syevr`` (see :func:`_eigh_side`) propagates with ``M``
+        destroyed: call again on a fresh ``M`` without ``overwrite``, which falls back to
+        ``syevd``.
 
     Returns
     -------
@@ -171,7 +197,13 @@ def nsd_part(M, timer=None, *, expected=None, symmetric: bool = False,
     n = S.shape[0]
     side = _expected_side(n, expected)
     t0 = time.perf_counter()
-    w, V = _eigh_side(L, side, ow and side == "neg")   # S is needed afterwards otherwise
+    try:
+        w, V = _eigh_side(L, side, ow and side == "neg")   # S is needed afterwards otherwise
+    except np.linalg.LinAlgError:
+        if symmetric and overwrite:     # the caller's M is destroyed: it rebuilds M
+            raise
+        S, L, ow = _lapack_view(M, symmetric, False)    # a fresh sym(M) (or M itself)
+        w, V = _eigh_side(L, side, False)               # falls back to syevd
     if timer is not None:
         timer[0] += time.perf_counter() - t0
     if side == "neg":
@@ -286,13 +318,13 @@ def top_eigpair(M, method: str = "auto", v0=None, tol: float = 1e-10,
     if method not in ("auto", "dense", "lanczos"):
         raise ValueError(f"method must be 'auto', 'dense' or 'lanczos', got {method!r}.")
     if method == "dense" or (method == "auto" and n < LANCZOS_MIN_N) or n < 3:
-        w, V = sla.eigh(S, check_finite=False, subset_by_index=[n - 1, n - 1])
+        w, V = _eigh_index(S, n - 1)
         return float(w[0]), V[:, 0]
     try:
         # float64: ARPACK cannot reach tol = 1e-10 in float32 and fails ("no shifts")
         w, V = spla.eigsh(S.astype(np.float64, copy=False), k=1, which="LA", v0=v0, tol=tol)
     except spla.ArpackError:
-        w, V = sla.eigh(S, check_finite=False, subset_by_index=[n - 1, n - 1])
+        w, V = _eigh_index(S, n - 1)
     return float(w[0]), V[:, 0]
 
 
@@ -307,5 +339,4 @@ def min_eigenvalue(M) -> float:
         M = M.toarray()
     S = symmetrize(M)
     n = S.shape[0]
-    return float(sla.eigh(S, eigvals_only=True, check_finite=False,
-                          subset_by_index=[0, 0])[0])
+    return float(_eigh_index(S, 0)[0][0])

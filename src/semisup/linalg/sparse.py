@@ -40,9 +40,17 @@ def csr_dense_matmul(A, X, out=None, *, backend: str = "auto") -> np.ndarray:
             out[...] = R
             return out
         return np.asarray(R)
-    from ._sparse_numba import csr_matmul
+    from ._sparse_numba import check_csr_operands, csr_matmul
     A = A if sp.isspmatrix_csr(A) or isinstance(A, sp.csr_array) else sp.csr_matrix(A)
     X = np.ascontiguousarray(X, dtype=np.float64)
+    if X.ndim != 2 or X.shape[0] != A.shape[1]:
+        raise ValueError(f"X must have shape ({A.shape[1]}, k) to multiply A of shape "
+                         f"{A.shape}, got {X.shape}.")
     if out is None:
         out = np.empty((A.shape[0], X.shape[1]), dtype=np.float64)
-    return csr_matmul(A.indptr, A.indices, np.asarray(A.data, dtype=np.float64), X, out)
+    elif out.shape != (A.shape[0], X.shape[1]) or out.dtype != np.float64:
+        raise ValueError(f"out must be a float64 array of shape "
+                         f"{(A.shape[0], X.shape[1])}, got {out.dtype} {out.shape}.")
+    data = np.asarray(A.data, dtype=np.float64)
+    check_csr_operands(A.indptr, A.indices, data, X, out)
+    return csr_matmul(A.indptr, A.indices, data, X, out)

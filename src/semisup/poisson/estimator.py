@@ -19,7 +19,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._base import SemiSupervisedMixin, _fit_context
 from .._progress import log
-from .._validation import check_semisup_labels, warn_convergence
+from .._validation import check_semisup_labels, divide, warn_convergence
 from ..engines import engine_for
 from ..graph import connected_components
 from ..graph.frontend import GRAPH_PARAMETER_CONSTRAINTS, GraphMixin
@@ -376,6 +376,10 @@ n_unreached_ :
         # the start is the plain Poisson decision, as in GraphLearning's poisson_mbo
         comp = connected_components(W)[1]
         B = poisson_source(n, labeled_idx, y_idx, K, comp)
+        if W.nnz and not 1e-150 < W.data.max() < 1e150:
+            # degrees near the float64 limits overflow the time step 1 / max d (as the
+            # Poisson solve, which rescales the same way)
+            W = divide(W, W.data.max())
         out = poisson_mbo(W, np.argmax(res.U, axis=1), B, self.class_priors_, mu=self.mu,
                           n_inner=self.n_inner, n_outer=self.n_outer,
                           volume_tol=self.volume_tol)

@@ -23,6 +23,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import reverse_cuthill_mckee
 
+from .._validation import divide
 from ..graph import connected_components
 from ..linalg.spd import block_pcg
 
@@ -123,7 +124,7 @@ def poisson_solve(W, labeled_idx, y_idx, n_classes, *, tol: float = 1e-4,
     y_idx = np.asarray(y_idx, dtype=np.int64)
     if W.nnz and not 1e-150 < W.data.max() < 1e150:
         # U scales as 1/W; degrees of weights near the float64 limits would overflow
-        W = W * (1.0 / W.data.max())
+        W = divide(W, W.data.max())   # not W * (1 / max): overflows when subnormal
     n_comp, comp = connected_components(W)
     B = poisson_source(n, labeled_idx, y_idx, K, comp)
     U = np.zeros((n, K))

@@ -104,7 +104,13 @@ def fista_prox(V, mask, steps: int, timer=None, symmetric: bool = False, counts=
         R -= V
         R *= 0.5                                        # r / 2 (as 0.5 * r: same rounding)
         np.subtract(ya, R, out=W)                       # ya - r/2
-        a_new, k = nsd_part(W, timer, expected=k, symmetric=True, overwrite=True)
+        try:
+            a_new, k = nsd_part(W, timer, expected=k, symmetric=True, overwrite=True)
+        except np.linalg.LinAlgError:
+            # syevr failed (clustered eigenvalues) after destroying W: rebuild it and let
+            # nsd_part fall back to syevd, which needs W intact
+            np.subtract(ya, R, out=W)
+            a_new, k = nsd_part(W, timer, expected=k, symmetric=True)
         if a_new is W:                                  # formed in the scratch (S - P)
             W = np.empty_like(V)
         if counts is not None:
