@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import time
 
 from .._progress import log
 
@@ -84,11 +85,16 @@ def run_jobs(jobs, keys, cache: TrialCache, n_jobs=None, wrap=None, verbose=Fals
     todo = [i for i, k in enumerate(keys) if k not in cache]
     if len(todo) < len(jobs):
         log(f"[{desc}] {len(jobs) - len(todo)}/{len(jobs)} reused from {cache.folder}", verbose)
+    if todo:
+        log(f"[{desc}] computing {len(todo)} of {len(jobs)}"
+            + (f" in {n_jobs} processes" if n_jobs not in (None, 1) else "") + " ...", verbose)
+    t0 = time.perf_counter()
 
     def done(i, r):
         cache.put(keys[i], r)
         res[i] = cache.get(keys[i]) if cache.folder is not None else r
-        log(f"[{desc}] {sum(x is not None for x in res)}/{len(jobs)}", verbose)
+        log(f"[{desc}] {sum(x is not None for x in res)}/{len(jobs)} done ({keys[i]}; "
+            f"{time.perf_counter() - t0:.0f} s)", verbose)
 
     if n_jobs in (None, 1):
         for i in todo:

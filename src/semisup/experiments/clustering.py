@@ -241,7 +241,7 @@ def _quiet(fn, *args, **kw):
         return fn(*args, **kw)
 
 
-def _run_plan(plan, n_cells, cache=None, *, n_jobs=None, verbose=False, desc="clustering",
+def _run_plan(plan, n_cells, cache=None, *, n_jobs=None, progress=False, desc="clustering",
               compute=True, resume=True):
     """Run (or, with ``compute=False``, only load) the repetitions of ``plan``.
 
@@ -253,9 +253,8 @@ def _run_plan(plan, n_cells, cache=None, *, n_jobs=None, verbose=False, desc="cl
     """
     cache = cache if isinstance(cache, TrialCache) else TrialCache(cache)
     units = [Unit(k, _quiet, (fn, *a), kw) for _, k, (fn, a, kw) in plan]
-    flags = argparse.Namespace(assemble_only=not compute, resume=resume, n_jobs=n_jobs,
-                               verbose=verbose)
-    res = run_units(units, flags, cache, desc=desc)
+    res = run_units(units, None, cache, desc=desc, n_jobs=n_jobs or 1, resume=resume,
+                    assemble_only=not compute, progress=progress and compute)
     values, cpu = {}, []
     for (cell, _, _), r in zip(plan, res):
         if r is None:
@@ -329,7 +328,7 @@ def feature_clustering_table(settings, n_rep, *, quick=False, seed=0, verbose=Fa
     repetitions run in parallel processes, one BLAS thread each.
     """
     return _run_plan(_feature_plan(settings, n_rep, quick, seed), len(settings), cache,
-                     n_jobs=n_jobs, verbose=verbose, desc="clustering features")[0]
+                     n_jobs=n_jobs, progress=verbose, desc="clustering features")[0]
 
 
 # ----------------------------------------------------------------------------- Table 1
@@ -403,7 +402,7 @@ def sample_clustering_table(p_grid, n_rep, *, quick=False, seed=0, verbose=False
     ``cache`` and ``n_jobs`` as in :func:`feature_clustering_table`.
     """
     return _run_plan(_sample_plan(p_grid, n_rep, quick, seed), len(p_grid), cache,
-                     n_jobs=n_jobs, verbose=verbose, desc="clustering Table 1")[0]
+                     n_jobs=n_jobs, progress=verbose, desc="clustering Table 1")[0]
 
 
 # ----------------------------------------------------------------------------- Tables 4-5
@@ -554,7 +553,7 @@ def movie_table(data_home=None, n_rep=20, *, quick=False, seed=0, verbose=False,
     plan = _movie_plan(n_rep, quick, seed, data_home, verbose)
     with tempfile.TemporaryDirectory() as tmp:  # without a cache, read the extras back here
         cache = tmp if cache is None else cache
-        values = _run_plan(plan, 1, cache, n_jobs=n_jobs, verbose=verbose,
+        values = _run_plan(plan, 1, cache, n_jobs=n_jobs, progress=verbose,
                            desc="clustering Table 4")[0]
         clusters, shape = _movie_extras(plan, cache)
     return {m: v[0] for m, v in values.items()}, clusters, shape
@@ -658,7 +657,7 @@ def _reproduce(args) -> int:
                 except (FileNotFoundError, OSError) as exc:
                     t4_error = exc
                     continue
-            _run_plan(plans[t], cells[t], cache, n_jobs=args.n_jobs, verbose=args.verbose,
+            _run_plan(plans[t], cells[t], cache, n_jobs=args.n_jobs, progress=args.verbose,
                       desc=f"clustering Table {t}", resume=args.resume)
     res = {t: _run_plan(plans[t], cells[t], cache, compute=False) for t in (1, 2, 3, 4)}
     refuse_empty_assembly(args, sum(len(cpu) for _, cpu in res.values()), folder)
@@ -805,6 +804,7 @@ def add_reproduce_parser(subparsers):
     p = subparsers.add_parser("clustering", help="Roulet et al. 2016: Tables 1-5")
     add_common_options(
         p, "clustering", only=TABLES, cache_sub="reps",
+        needs={"1": (), "2": (), "3": (), "4": ("pang_lee",)},
         n_jobs_help="repetitions run in parallel processes, one BLAS thread each",
         only_help="tables to compute (default all; Table 5 comes with 4); the report shows "
                   "every table the cache holds",
@@ -820,7 +820,8 @@ def add_bench_parser(subparsers):
                        quick_help="the same runs, the record written under --out instead of "
                                   "docs/benchmarks",
                        unused=("--cache", "--reps", "--n-jobs", "--plot", "--resume",
-                               "--assemble-only", "--only"))
+                               "--assemble-only", "--only"),
+                       needs=lambda args: {"projections": (), "movie-review fit": ("pang_lee",)})
     p.set_defaults(func=cmd_bench, cmd_name="bench clustering")
 
 

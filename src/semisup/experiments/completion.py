@@ -122,12 +122,9 @@ def _map(jobs, n_jobs, verbose, desc, cache=None, flags=None):
     and reused by a later run (:mod:`._checkpoint`). ``flags``: the command's
     ``--resume`` / ``--assemble-only`` (an absent trial is then ``None``).
     """
-    import argparse
-    flags = flags or argparse.Namespace(resume=True, assemble_only=False)
     units = [Unit(f"{desc}-{k}", fn, a, kw) for k, (fn, a, kw) in enumerate(jobs)]
-    return run_units(units, argparse.Namespace(
-        resume=flags.resume, assemble_only=flags.assemble_only, n_jobs=n_jobs,
-        verbose=verbose), TrialCache(cache), desc=f"completion {desc}")
+    return run_units(units, flags, TrialCache(cache), desc=f"completion {desc}",
+                     n_jobs=n_jobs or 1, progress=verbose)
 
 
 def _present(trials):
@@ -513,6 +510,7 @@ def add_reproduce_parser(subparsers):
         "completion", help="Goldberg et al. 2010: MC-1/MC-b vs impute+SVM baselines")
     add_common_options(
         p, "completion", only=PARTS, only_help="experiments to run (default all)",
+        needs={"synthetic": (), "tasks": (), "emotions": ("emotions",), "yeast": ("yeast",)},
         cache_sub="trials", n_jobs_help="trials run in parallel processes, one BLAS thread each",
         reps_help="trials per setting / per real-data omega (default 10; --quick: 1 per "
                   "synthetic setting, 3 for the tasks experiment, 2 per omega)",
@@ -823,6 +821,7 @@ def add_bench_parser(subparsers):
     p = subparsers.add_parser("completion", help="FPC speed: yeast CV grid, SoftImpute, SVD")
     add_common_options(p, "completion", "bench", only=BENCH_PARTS,
                        n_jobs_help="parallel CV runs of the yeast part",
+                       needs={"yeast": ("yeast",), "impute": (), "shrink": (), "path": ()},
                        quick_help="the same runs, the record written under --out instead "
                                   "of docs/benchmarks",
                        unused=("--cache", "--reps", "--plot", "--resume", "--assemble-only"),

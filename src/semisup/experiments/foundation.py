@@ -302,7 +302,7 @@ def add_bench_parser(subparsers) -> None:
                     "GraphLearning's Laplace learning on the same graph (--only knn,ssl; "
                     "default both).")
     add_common_options(
-        p, "foundation", "bench", only=PARTS,
+        p, "foundation", "bench", only=PARTS, needs={"knn": ("mnist",), "ssl": ("mnist",)},
         only_help="knn = (a) exact vs approximate graph, ssl = (b) label propagation "
                   "methods (default both)",
         reps_help="random label draws for (b) (default 1)",

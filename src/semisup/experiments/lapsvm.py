@@ -930,7 +930,7 @@ def bench_datasets(args, lines):
               "| data set | n | rule | wall ours (s) | CPU ours (s) | time paper (s) | iters | "
               "T error ours | T error paper | load avg |",
               "|---|---|---|---|---|---|---|---|---|---|"]
-    for name in args.datasets or ("g50c", "coil20b", "pcmac", "uspstb", "coil20", "uspst"):
+    for name in args.datasets or BENCH_DATA:
         cfg = CONFIGS[name]
         X, y, splits = load(name, args.data_home, n_splits=args.reps or 2,
                             coil_scaling=args.coil_scaling)
@@ -1017,6 +1017,8 @@ def _bench(args) -> int:
 
 # -- command line ----------------------------------------------------------------------------
 BENCH_PARTS = ("mnist", "datasets", "scaling")
+#: the data sets of the bench's 'datasets' part (``--datasets``: others)
+BENCH_DATA = ("g50c", "coil20b", "pcmac", "uspstb", "coil20", "uspst")
 
 
 def _argv_recorder(func):
@@ -1041,6 +1043,7 @@ def add_reproduce_parser(subparsers) -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_common_options(
         p, "lapsvm", only=list(CONFIGS), only_help="data sets (default all eight)",
+        needs={name: (name,) for name in CONFIGS},
         cache_sub="splits", n_jobs_help="splits run in parallel processes, one BLAS thread "
                                         "each",
         reps_help="splits per data set (default the paper's 12; --quick: 2)",
@@ -1067,6 +1070,10 @@ def add_bench_parser(subparsers) -> None:
                     "Newton vs PCG at n = 1k..8k.")
     add_common_options(p, "lapsvm", "bench", only=BENCH_PARTS,
                        reps_help="splits per data set (default 2)",
+                       needs=lambda args: {part: sets for part, sets in (
+                           ("mnist", ("mnist3vs8",)),
+                           ("datasets", tuple(args.datasets or BENCH_DATA)),
+                           ("scaling", ("mnist3vs8",))) if part in only_set(args, BENCH_PARTS)},
                        unused=("--cache", "--n-jobs", "--plot", "--resume",
                                "--assemble-only"))
     p.add_argument("--datasets", nargs="+", default=None,

@@ -33,6 +33,7 @@ from ._runner import Unit, add_common_options, only_set, out_dir, report_path, r
 from ._runner import cache_dir, refuse_empty_assembly, run_units, write_report
 
 PARTS = ("figure1", "tagging")
+TAGGING_DATA = ("emotions", "yeast")
 RHO_GRID = [1e-3, 1e-2, 1e-1, 1.0, 1e1, 1e2, 1e3]
 
 
@@ -245,7 +246,7 @@ def _reproduce(args) -> int:
     if "tagging" in parts:
         units += [Unit(f"tagging-{name}-reps{n_rep}", _tagging_unit,
                        (name, args.data_home, n_rep, args.verbose))
-                  for name in ("emotions", "yeast")]
+                  for name in TAGGING_DATA]
     res = dict(zip([u.key for u in units], run_units(units, args, desc="lass")))
     refuse_empty_assembly(args, sum(r is not None for r in res.values()), cache_dir(args))
     fig = res.get(f"figure1-{mode}")
@@ -634,7 +635,7 @@ def _bench(args) -> int:
 
 def add_reproduce_parser(subparsers):
     p = subparsers.add_parser("lass", help="LASS: Figure 1 (two moons) and partial tagging")
-    add_common_options(p, "lass", only=PARTS,
+    add_common_options(p, "lass", only=PARTS, needs={"figure1": (), "tagging": TAGGING_DATA},
                        reps_help="random maskings of the tagging tables (default 10; "
                                  "--quick: 2)",
                        quick_help="fewer ADMM iterations and maskings (written under --out)")

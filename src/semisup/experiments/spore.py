@@ -83,6 +83,8 @@ UCI = ("breast-cancer", "diabetes", "fourclass", "heart", "ionosphere", "sonar")
 T1_MNIST = ((1, 2), (3, 8), (4, 9))
 T2_MNIST = ((1, 2), (3, 8), (5, 6), (1, 7), (4, 9))
 BASELINES = ("unlap", "nlap", "kscaling")
+#: the UCI sets of the long-path study
+PATH_DATA = ("sonar", "heart", "ionosphere")
 GRID_c = (0.01, 0.1, 1.0, 10.0)
 GRID_C = (0.01, 0.1, 1.0, 10.0, 100.0)
 SPORE_GRID_C = (0.1, 1.0, 10.0)
@@ -477,7 +479,7 @@ def run_long_path(cfg, args, cache, compute=True):
     """Accuracy vs t over a long IIP run (T = cfg["path_T"], inner = ceil(sqrt(T))) on the
     three small UCI sets, K0 coupled and K0 = I, with the objective and the tie fraction."""
     out = {}
-    for name in ("sonar", "heart", "ionosphere"):
+    for name in PATH_DATA:
         g = {}
         for d in range(cfg["path_draws"]):
             key = draw_key("path", name, d, args.seed, cfg["quick"])
@@ -749,6 +751,8 @@ def add_reproduce_parser(subparsers):
     p = subparsers.add_parser("spore", help="SPORE (NIPS 2015): Tables 1, 2, 4 and the "
                               "accuracy-vs-iterations / K0 study")
     add_common_options(p, "spore", only=TABLES, cache_sub="draws", unused=("--n-jobs",),
+                       needs={"1": UCI + ("mnist",), "2": ("mnist",), "4": (),
+                              "path": PATH_DATA},
                        only_help="tables to run (default all; path = long IIP runs, accuracy "
                                  "vs t for both K0)",
                        reps_help="draws (labelled sets) per data set in every selected table "
@@ -878,7 +882,7 @@ def _bench(args) -> int:
              f"Machine: {_machine()}  ",
              f"Date: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC  ",
              f"Load average at start: {_load()}", ""]
-    if pairs:
+    if pairs and "pairs" in (args.only or ["pairs"]):
         rows = bench_table2(pairs, args.n, args)
         target = BENCH_TARGET.get(args.n)
         lines += [f"## Table 2 setting: {args.n} MNIST nodes, 10 % labels, T = 5 outer x 20 "
@@ -960,7 +964,9 @@ def add_bench_parser(subparsers):
                    help="largest T of IIP on the whole graph in the SDP race (0: skip)")
     add_common_options(p, "spore", "bench",
                        unused=("--cache", "--reps", "--n-jobs", "--plot", "--resume",
-                               "--assemble-only", "--only"))
+                               "--assemble-only", "--only"),
+                       needs=lambda args: {**({"pairs": ("mnist",)} if args.pairs else {}),
+                                           **({"sizes": ()} if args.sizes else {})})
     p.set_defaults(func=cmd_bench)
 
 
