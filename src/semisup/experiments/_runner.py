@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .._progress import log
-from ._checkpoint import TrialCache, run_jobs
+from ._checkpoint import TrialCache, code_version, run_jobs
 from ._report import kept_section, write_text
 
 __all__ = ["Unit", "add_common_options", "out_dir", "cache_dir", "report_path",
@@ -84,7 +84,7 @@ def add_common_options(p, paper: str, kind: str = "reproduce", *, only=None,
                        quick_help="a small, fast variant (written under --out, never to "
                                   "docs/)",
                        n_jobs_default=1, blas_default=1, cache_sub="cache",
-                       n_jobs_help=None, unused=(), needs=None) -> None:
+                       n_jobs_help=None, unused=(), needs=None, code=None) -> None:
     """Add the options shared by every ``semisup reproduce``/``bench`` command to ``p``.
 
     Parameters
@@ -108,6 +108,10 @@ def add_common_options(p, paper: str, kind: str = "reproduce", *, only=None,
         The data sets each part reads: ``{part: (registry names)}`` over every part
         (``--only`` selects among them), or ``needs(args)`` giving that dict for the parts
         selected. :func:`run_command` checks them before running anything.
+    code : (tuple of str, str), optional
+        The code version of the cached units (:func:`unit_cache`): the library modules the
+        protocol's methods start from (``("semisup.lass", ...)``) and the protocol's own
+        version, bumped by hand when the experiment code that computes a unit changes.
 
     Examples
     --------
@@ -160,7 +164,7 @@ def add_common_options(p, paper: str, kind: str = "reproduce", *, only=None,
                    help="progress on stderr as it runs (the default)")
     g.add_argument("-q", "--quiet", dest="verbose", action="store_false",
                    help="no progress lines")
-    p.set_defaults(paper=paper, kind=kind, cache_sub=cache_sub, needs=needs)
+    p.set_defaults(paper=paper, kind=kind, cache_sub=cache_sub, needs=needs, code=code)
 
 
 def only_set(args, default):
@@ -189,6 +193,15 @@ def cache_dir(args, default_sub: str | None = None) -> str:
     """``--cache``, by default ``<--out>/<sub>`` (the command's ``cache_sub``)."""
     sub = default_sub or getattr(args, "cache_sub", None) or "cache"
     return getattr(args, "cache", None) or os.path.join(args.out, sub)
+
+
+def unit_cache(args, default_sub: str | None = None) -> TrialCache:
+    """The command's cache of units (:func:`cache_dir`), versioned by the code that computes
+    them (the command's ``code``: :func:`._checkpoint.code_version`), so that a unit
+    computed by other code is recomputed rather than trusted."""
+    code = getattr(args, "code", None)
+    return TrialCache(cache_dir(args, default_sub),
+                      version=code_version(tuple(code[0]), code[1]) if code else None)
 
 
 def is_full_run(args) -> bool:
@@ -359,7 +372,7 @@ def run_units(units, args=None, cache: TrialCache | None = None, desc: str = "un
 
     units = list(units)
     if cache is None:
-        cache = TrialCache(cache_dir(args))
+        cache = unit_cache(args)
     keys = [u.key for u in units]
     if opt(assemble_only, "assemble_only", False):
         return [cache.get(k) for k in keys]

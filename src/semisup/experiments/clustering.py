@@ -39,7 +39,7 @@ from ._report import markdown_table as _table, write_text as _write
 from ._report import kept_section
 from ._checkpoint import TrialCache
 from ._runner import Unit, add_common_options, cache_dir as _cache_dir, only_set, out_dir
-from ._runner import refuse_empty_assembly, report_path, run_command, run_units
+from ._runner import refuse_empty_assembly, report_path, run_command, run_units, unit_cache
 
 # hand-written over the full protocol's tables; kept when the report is rewritten
 STATUS = "## Status and what we find"
@@ -642,7 +642,7 @@ def _reproduce(args) -> int:
     out_dir(args)
     path = report_path(args)
     folder = _cache_dir(args, "reps")
-    cache = TrialCache(folder)
+    cache = unit_cache(args, "reps")
     plans = _plans(reps, quick, args.data_home, args.verbose)
     cells = {1: len(P_GRID), 2: len(N_GRID), 3: len(SIGMA_GRID), 4: 1}
     t4_error = None
@@ -805,6 +805,7 @@ def add_reproduce_parser(subparsers):
     add_common_options(
         p, "clustering", only=TABLES, cache_sub="reps",
         needs={"1": (), "2": (), "3": (), "4": ("pang_lee",)},
+        code=(("semisup.clustering", "semisup.datasets"), PROTOCOL),
         n_jobs_help="repetitions run in parallel processes, one BLAS thread each",
         only_help="tables to compute (default all; Table 5 comes with 4); the report shows "
                   "every table the cache holds",

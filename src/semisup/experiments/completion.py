@@ -40,7 +40,7 @@ from .._progress import log
 from ._report import load_average as _load, machine as _machine
 from ._checkpoint import TrialCache
 from ._runner import Unit, add_common_options, cache_dir as _cache_dir, only_set, out_dir
-from ._runner import report_path, run_command, run_units, write_report
+from ._runner import report_path, run_command, run_units, unit_cache, write_report
 
 PARTS = ("synthetic", "tasks", "emotions", "yeast")
 BENCH_PARTS = ("yeast", "impute", "shrink", "path")
@@ -123,7 +123,8 @@ def _map(jobs, n_jobs, verbose, desc, cache=None, flags=None):
     ``--resume`` / ``--assemble-only`` (an absent trial is then ``None``).
     """
     units = [Unit(f"{desc}-{k}", fn, a, kw) for k, (fn, a, kw) in enumerate(jobs)]
-    return run_units(units, flags, TrialCache(cache), desc=f"completion {desc}",
+    cache = cache if isinstance(cache, TrialCache) else TrialCache(cache)
+    return run_units(units, flags, cache, desc=f"completion {desc}",
                      n_jobs=n_jobs or 1, progress=verbose)
 
 
@@ -481,7 +482,7 @@ def _reproduce(args) -> int:
     only = set(only_set(args, PARTS))
     out_dir(args)
     raw = os.path.join(args.out, "completion_results.json")
-    cache = _cache_dir(args, "trials")  # one JSON per finished trial (resumable)
+    cache = unit_cache(args, "trials")  # one JSON per finished trial (resumable)
     results = {}
     t0 = time.perf_counter()
     common = dict(n_jobs=args.n_jobs, verbose=args.verbose, cache=cache, flags=args)
@@ -495,7 +496,7 @@ def _reproduce(args) -> int:
                                             **common)
     results = {k: v for k, v in results.items() if v is not None}
     if not results:
-        raise SystemExit(f"nothing computed or cached for {sorted(only)} in {cache}")
+        raise SystemExit(f"nothing computed or cached for {sorted(only)} in {cache.folder}")
     with open(raw, "w") as fh:
         json.dump(results, fh, default=float)
     path = _write_results(results, args, time.perf_counter() - t0, report_path(args))
@@ -511,6 +512,7 @@ def add_reproduce_parser(subparsers):
     add_common_options(
         p, "completion", only=PARTS, only_help="experiments to run (default all)",
         needs={"synthetic": (), "tasks": (), "emotions": ("emotions",), "yeast": ("yeast",)},
+        code=(("semisup.completion", "semisup.datasets"), "v1"),
         cache_sub="trials", n_jobs_help="trials run in parallel processes, one BLAS thread each",
         reps_help="trials per setting / per real-data omega (default 10; --quick: 1 per "
                   "synthetic setting, 3 for the tasks experiment, 2 per omega)",

@@ -636,6 +636,8 @@ def _bench(args) -> int:
 def add_reproduce_parser(subparsers):
     p = subparsers.add_parser("lass", help="LASS: Figure 1 (two moons) and partial tagging")
     add_common_options(p, "lass", only=PARTS, needs={"figure1": (), "tagging": TAGGING_DATA},
+                       code=(("semisup.lass", "semisup.baselines.harmonic",
+                              "semisup.datasets"), "v1"),
                        reps_help="random maskings of the tagging tables (default 10; "
                                  "--quick: 2)",
                        quick_help="fewer ADMM iterations and maskings (written under --out)")

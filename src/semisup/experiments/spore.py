@@ -51,7 +51,7 @@ from .._progress import log
 from ._checkpoint import TrialCache
 from ._report import load_average as _load, machine as _machine
 from ._runner import add_common_options, cache_dir as _cache_dir, only_set, out_dir
-from ._runner import _timed_call, refuse_empty_assembly, report_path, run_command
+from ._runner import _timed_call, refuse_empty_assembly, report_path, run_command, unit_cache
 from ._runner import write_report
 
 
@@ -678,9 +678,9 @@ def _reproduce(args) -> int:
     compute = not assemble
     out_dir(args)
     cache_dir = _cache_dir(args, "draws")
-    cache = TrialCache(cache_dir)
+    cache = unit_cache(args, "draws")
     if not args.resume and compute:  # --no-resume: recompute the selected draws
-        cache = _Fresh(cache_dir)
+        cache = _Fresh(cache_dir, cache.version)
     full = _config(False)
     thr = cfg["mnist_similarity"]
     sim_opt = f" --mnist-similarity {thr:g}" if thr != MNIST_SIMILARITY else ""
@@ -753,6 +753,8 @@ def add_reproduce_parser(subparsers):
     add_common_options(p, "spore", only=TABLES, cache_sub="draws", unused=("--n-jobs",),
                        needs={"1": UCI + ("mnist",), "2": ("mnist",), "4": (),
                               "path": PATH_DATA},
+                       code=(("semisup.spore", "semisup.baselines", "semisup.datasets"),
+                             PROTOCOL),
                        only_help="tables to run (default all; path = long IIP runs, accuracy "
                                  "vs t for both K0)",
                        reps_help="draws (labelled sets) per data set in every selected table "
