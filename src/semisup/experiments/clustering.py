@@ -37,7 +37,7 @@ from .._validation import ConvergenceWarning
 from ._report import command_line as _command, load_average, machine
 from ._report import markdown_table as _table, write_text as _write
 from ._report import kept_section
-from ._checkpoint import TrialCache
+from ._checkpoint import TrialCache, code_version
 from ._runner import Unit, add_common_options, cache_dir as _cache_dir, only_set, out_dir
 from ._runner import refuse_empty_assembly, report_path, run_command, run_units, unit_cache
 
@@ -218,6 +218,8 @@ def _mse(w, X, y):
 # (:mod:`._checkpoint`). Bump PROTOCOL when a grid, generator or solver setting used below
 # changes, so that results computed under the old protocol are not reused.
 PROTOCOL = "v1"
+#: what the cached repetitions' code version hashes (:func:`._checkpoint.code_version`)
+CODE = (("semisup.clustering", "semisup.datasets"), PROTOCOL)
 
 
 def _mode(quick):
@@ -251,7 +253,7 @@ def _run_plan(plan, n_cells, cache=None, *, n_jobs=None, progress=False, desc="c
     repetitions' numbers in repetition order; ``cpu`` the CPU seconds of each finished
     repetition.
     """
-    cache = cache if isinstance(cache, TrialCache) else TrialCache(cache)
+    cache = cache if isinstance(cache, TrialCache) else TrialCache(cache, code_version(*CODE))
     units = [Unit(k, _quiet, (fn, *a), kw) for _, k, (fn, a, kw) in plan]
     res = run_units(units, None, cache, desc=desc, n_jobs=n_jobs or 1, resume=resume,
                     assemble_only=not compute, progress=progress and compute)
@@ -534,7 +536,7 @@ def _movie_plan(n_rep, quick, seed, data_home, verbose=False):
 
 def _movie_extras(plan, cache):
     """(clusters of the first finished split, (n, d)) from the cache, or (None, None)."""
-    cache = cache if isinstance(cache, TrialCache) else TrialCache(cache)
+    cache = cache if isinstance(cache, TrialCache) else TrialCache(cache, code_version(*CODE))
     for _, key, _ in plan:
         r = cache.get(key)
         if r is not None:
@@ -805,7 +807,7 @@ def add_reproduce_parser(subparsers):
     add_common_options(
         p, "clustering", only=TABLES, cache_sub="reps",
         needs={"1": (), "2": (), "3": (), "4": ("pang_lee",)},
-        code=(("semisup.clustering", "semisup.datasets"), PROTOCOL),
+        code=CODE,
         n_jobs_help="repetitions run in parallel processes, one BLAS thread each",
         only_help="tables to compute (default all; Table 5 comes with 4); the report shows "
                   "every table the cache holds",

@@ -38,12 +38,15 @@ import numpy as np
 
 from .._progress import log
 from ._report import load_average as _load, machine as _machine
-from ._checkpoint import TrialCache
+from ._checkpoint import TrialCache, code_version
 from ._runner import Unit, add_common_options, cache_dir as _cache_dir, only_set, out_dir
 from ._runner import report_path, run_command, run_units, unit_cache, write_report
 
 PARTS = ("synthetic", "tasks", "emotions", "yeast")
 BENCH_PARTS = ("yeast", "impute", "shrink", "path")
+#: what the cached trials' code version hashes (:func:`._checkpoint.code_version`); bump the
+#: protocol when the trial code below changes
+CODE = (("semisup.completion", "semisup.datasets"), "v1")
 OMEGAS = (0.4, 0.6, 0.8)
 METHODS = ("MC-1", "MC-b", "FPC+SVM", "EM+SVM", "Mean+SVM", "Zero+SVM")
 #: hand-written sections of docs/results/completion.md, kept when the report is rewritten
@@ -123,7 +126,7 @@ def _map(jobs, n_jobs, verbose, desc, cache=None, flags=None):
     ``--resume`` / ``--assemble-only`` (an absent trial is then ``None``).
     """
     units = [Unit(f"{desc}-{k}", fn, a, kw) for k, (fn, a, kw) in enumerate(jobs)]
-    cache = cache if isinstance(cache, TrialCache) else TrialCache(cache)
+    cache = cache if isinstance(cache, TrialCache) else TrialCache(cache, code_version(*CODE))
     return run_units(units, flags, cache, desc=f"completion {desc}",
                      n_jobs=n_jobs or 1, progress=verbose)
 
@@ -512,7 +515,7 @@ def add_reproduce_parser(subparsers):
     add_common_options(
         p, "completion", only=PARTS, only_help="experiments to run (default all)",
         needs={"synthetic": (), "tasks": (), "emotions": ("emotions",), "yeast": ("yeast",)},
-        code=(("semisup.completion", "semisup.datasets"), "v1"),
+        code=CODE,
         cache_sub="trials", n_jobs_help="trials run in parallel processes, one BLAS thread each",
         reps_help="trials per setting / per real-data omega (default 10; --quick: 1 per "
                   "synthetic setting, 3 for the tasks experiment, 2 per omega)",

@@ -747,12 +747,25 @@ def _reproduce(args) -> int:
     return 0
 
 
+def _needs(args):
+    """The data sets of the selected tables (``--only``, ``--datasets``)."""
+    keep = set(args.datasets.split(",")) if args.datasets else None
+    q = _config(args.quick)
+
+    def kept(names):
+        return tuple(n for n in names if keep is None or n in keep)
+
+    mnist = {t: ("mnist",) if kept(f"mnist-{a}v{b}" for a, b in q[key]) else ()
+             for t, key in (("1", "t1_mnist"), ("2", "t2_mnist"))}
+    table = {"1": kept(q["uci"]) + mnist["1"], "2": mnist["2"], "4": (), "path": PATH_DATA}
+    return {t: table[t] for t in only_set(args, TABLES)}
+
+
 def add_reproduce_parser(subparsers):
     p = subparsers.add_parser("spore", help="SPORE (NIPS 2015): Tables 1, 2, 4 and the "
                               "accuracy-vs-iterations / K0 study")
     add_common_options(p, "spore", only=TABLES, cache_sub="draws", unused=("--n-jobs",),
-                       needs={"1": UCI + ("mnist",), "2": ("mnist",), "4": (),
-                              "path": PATH_DATA},
+                       needs=_needs,
                        code=(("semisup.spore", "semisup.baselines", "semisup.datasets"),
                              PROTOCOL),
                        only_help="tables to run (default all; path = long IIP runs, accuracy "
