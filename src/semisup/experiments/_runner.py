@@ -29,13 +29,12 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .._progress import log
 from ._checkpoint import TrialCache, code_version, run_jobs
-from ._report import kept_section, write_text
+from ._report import kept_section, timed, write_text
 
 __all__ = ["Unit", "add_common_options", "out_dir", "cache_dir", "report_path",
            "is_full_run", "blas_limit", "run_command", "run_units", "write_report",
@@ -337,12 +336,9 @@ class Unit:
 def _timed_call(fn, args, kwargs, one_thread):
     """``fn(*args, **kwargs)`` with its CPU and wall seconds (under 1 BLAS thread if asked);
     a dict result carries them under ``"_timing"``."""
-    from contextlib import nullcontext
-    ctx = blas_limit(1) if one_thread else nullcontext()
-    t0, c0 = time.perf_counter(), time.process_time()
-    with ctx:
-        out = fn(*args, **kwargs)
-    timing = {"cpu_seconds": time.process_time() - c0, "wall_seconds": time.perf_counter() - t0}
+    with blas_limit(1 if one_thread else None):
+        out, wall, cpu = timed(fn, *args, **kwargs)
+    timing = {"cpu_seconds": cpu, "wall_seconds": wall}
     if isinstance(out, dict):
         out = {**out, "_timing": timing}
     return out

@@ -34,9 +34,9 @@ import numpy as np
 
 from .._progress import log
 from .._validation import ConvergenceWarning
-from ._report import command_line as _command, load_average, machine
+from ._report import command_line as _command, machine_and_load
 from ._report import markdown_table as _table, write_text as _write
-from ._report import kept_section
+from ._report import kept_section, mean_sd, timed
 from ._checkpoint import TrialCache, code_version
 from ._runner import Unit, add_common_options, cache_dir as _cache_dir, only_set, out_dir
 from ._runner import refuse_empty_assembly, report_path, run_command, run_units, unit_cache
@@ -138,19 +138,8 @@ NOTES = """## Notes on the protocol
 """
 
 
-# ----------------------------------------------------------------------------- helpers
-def _machine() -> str:
-    return f"{machine()}, load average ({load_average(', ')})"
-
-
-
-
-
-
-
 def _ms(values, scale=1.0):
-    v = scale * np.asarray(values, dtype=float)
-    return f"{v.mean():.2f}±{v.std():.2f}" if v.size else "—"
+    return mean_sd(values, 2, "±", scale)
 
 
 def _folds(n, n_folds, rng):
@@ -269,10 +258,8 @@ def _run_plan(plan, n_cells, cache=None, *, n_jobs=None, progress=False, desc="c
 
 def _timed(fn):
     """``fn`` returning ``(errors, extra)`` -> a repetition record with its CPU/wall time."""
-    c0, t0 = time.process_time(), time.perf_counter()
-    errors, extra = fn()
-    return {"errors": errors, **extra, "cpu_s": time.process_time() - c0,
-            "wall_s": time.perf_counter() - t0}
+    (errors, extra), wall, cpu = timed(fn)
+    return {"errors": errors, **extra, "cpu_s": cpu, "wall_s": wall}
 
 
 # ----------------------------------------------------------------------------- Tables 2-3
@@ -666,7 +653,7 @@ def _reproduce(args) -> int:
 
     text = ["# Learning with clustering structure — reproduced tables", "",
             f"Command: `{_command(args)}` ({datetime.datetime.now():%Y-%m-%d %H:%M}; "
-            f"{_machine()}).", ""]
+            f"{machine_and_load()}).", ""]
     if quick:
         text += [f"**--quick**: {reps[2]} repetition(s) for Tables 2-3 and {reps[1]} for "
                  f"Table 1 (paper: 50), {reps[4]} split(s) for Table 4 (paper: 20) with fixed "
@@ -790,7 +777,7 @@ def _bench(args) -> int:
     load = os.getloadavg()
     text = ["# Clustering-structure benchmarks", "",
             f"Command: `{_command(args)}` ({datetime.datetime.now():%Y-%m-%d %H:%M}; "
-            f"{_machine()}). Shared machine: 1-minute load average {load[0]:.1f}.", "",
+            f"{machine_and_load()}). Shared machine: 1-minute load average {load[0]:.1f}.", "",
             f"## Exact projections, d = {d}, Q = {Q} (x ~ N(0, 1); best of 5 runs after a "
             "warm-up)", "", ck_note, "", _table(rows, ["method", "seconds", "SSE"]), "",
             "Targets: exact 1-D projection < 0.1 s; sparse+clustered projection < 1 s.", "",

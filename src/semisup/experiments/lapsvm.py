@@ -43,7 +43,7 @@ from ..kernels import kernel_matrix
 from ..lapsvm import (LapRLS, LapSVM, dual_lapsvm, laplacian_operator, newton, pcg,
                       rlsc_fit, svm_fit)
 from ..lapsvm.stopping import make_rule
-from ._report import load_average, machine
+from ._report import machine_and_load, timed
 from ._runner import Unit, add_common_options, cache_dir as _cache_dir, only_set, out_dir
 from ._runner import report_path, run_command, run_units, unit_cache, write_report
 
@@ -321,13 +321,6 @@ def errors(S, alpha, b, cfg):
     fT = np.asarray(S["K_T"] @ alpha, dtype=np.float64) + b
     return tuple(_error(f, t, S["classes"], macro)
                  for f, t in ((fU, S["y_U"]), (fV, S["y_V"]), (fT, S["y_T"])))
-
-
-def _timed(fn):
-    """``fn()``, its wall-clock seconds and the process CPU seconds (all threads)."""
-    t0, c0 = time.perf_counter(), time.process_time()
-    out = fn()
-    return out, time.perf_counter() - t0, time.process_time() - c0
 
 
 def run_pcg(S, gamma_A, gamma_I, rule, joint=True, **kw):
@@ -619,7 +612,7 @@ def write_results(all_res, args, path):
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     L = ["# LapSVM in the primal (Melacci & Belkin 2011): reproduced tables", "",
          f"Command: `semisup reproduce lapsvm {' '.join(args.argv)}` — {now}, "
-         f"{_machine()}; BLAS threads "
+         f"{machine_and_load()}; BLAS threads "
          f"{args.blas_threads}; COIL scaling {args.coil_scaling}.", "",
          "Protocol: the paper's (§6.2, spec §10): stratified 4-fold CV x 3 repetitions = 12 "
          "splits (fixed train/test for MNIST3VS8), |L|, |V| of Table 2, U = the rest of the "
@@ -887,14 +880,10 @@ def figure_error_vs_iterations(name, cfg, S, out, max_iter=200, max_direct_n=500
 
 
 # -- benchmark -------------------------------------------------------------------------------
-def _machine():
-    return f"{machine()}, load average {load_average(', ')}"
-
-
 def _peak_memory(fn):
     tracemalloc.start()
     try:
-        out, t, cpu = _timed(fn)
+        out, t, cpu = timed(fn)
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
@@ -915,7 +904,7 @@ def bench_mnist(args, lines):
             t0 = time.perf_counter()
             S = setup_split(cfg, X, y, split, dtype=dtype)
             setup = time.perf_counter() - t0
-            r, t, cpu = _timed(lambda: run_pcg(S, ga, gi, "stability"))
+            r, t, cpu = timed(lambda: run_pcg(S, ga, gi, "stability"))
             e = errors(S, r.alpha, r.b, cfg)
             lines.append(f"| {k + 1} | {np.dtype(dtype).name} | {S['K'].shape[0]} | {r.n_iter} "
                          f"| {np.mean(r.history['ls_pieces'][1:]):.2f} | {t:.2f} | {cpu:.2f} "
@@ -939,7 +928,7 @@ def bench_datasets(args, lines):
             S = setup_split(cfg, X, y, split)
             for i, rule in enumerate(RULES):
                 ga, gi = cfg["pcg"][rule]
-                r, t, cpu = _timed(lambda: run_pcg(S, ga, gi, rule))
+                r, t, cpu = timed(lambda: run_pcg(S, ga, gi, rule))
                 recs[rule].append((t, cpu, r.n_iter, errors(S, r.alpha, r.b, cfg)[2]))
         for i, rule in enumerate(RULES):
             a = np.array(recs[rule])
@@ -994,7 +983,7 @@ def _bench(args) -> int:
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     lines = ["# Benchmark: LapSVM in the primal (Melacci & Belkin 2011)", "",
              f"Command: `semisup bench lapsvm {' '.join(args.argv)}`", "",
-             f"Date: {now}. Machine: {_machine()}. BLAS threads: "
+             f"Date: {now}. Machine: {machine_and_load()}. BLAS threads: "
              f"{args.blas_threads}; COIL scaling: {args.coil_scaling}.", "",
              "Times are solver times with K and L precomputed (as the paper's footnote 4); "
              "the paper's machine and BLAS differ, so ratios matter more than seconds. CPU is "

@@ -49,7 +49,7 @@ import numpy as np
 
 from .._progress import log
 from ._checkpoint import TrialCache
-from ._report import load_average as _load, machine as _machine
+from ._report import load_average as _load, machine as _machine, mean_sd
 from ._runner import add_common_options, cache_dir as _cache_dir, only_set, out_dir
 from ._runner import _timed_call, refuse_empty_assembly, report_path, run_command, unit_cache
 from ._runner import write_report
@@ -376,8 +376,7 @@ def run_dataset(load, cfg, table, name, seed, cache, compute=True, verbose=False
 
 # ---------------------------------------------------------------------------- tables
 def _ms(v):
-    v = np.asarray(v, float)
-    return f"{v.mean():.2f} ± {v.std():.2f}" if v.size > 1 else f"{v.mean():.2f}"
+    return mean_sd(v, alone=True)
 
 
 def _draws_cell(k, full):
