@@ -12,7 +12,7 @@ between two runs of the same code:
   names the machine or the load average;
 * in Markdown tables, the columns whose header names a time, a speed, memory or the load
   (``seconds``, ``ms``, ``time``, ``wall``, ``CPU``, ``RSS``, ``MiB``, ``speed``, ...);
-* in prose, durations (``12.3 s``, ``4 min``), dates and clock times, and the two folders
+* in prose, durations (``12.3 s``, ``4 min``, ``0.02 core-h``), dates and clock times, and the two folders
   themselves (so ``--out`` paths compare equal).
 
 Everything else must match character for character. Exit status 0 when all match, 1 with
@@ -30,7 +30,7 @@ TIMING_HEADER = re.compile(
     r"second|\bsecs?\b|\bs\)|\(s\b|\bms\b|time|wall|cpu|rss|mib|gib|memory|load|speed|"
     r"fastest|per s\b|/ ?s\b|core-h|\bh\b|minutes?", re.I)
 DROP_LINE = re.compile(r"^(Command:|Machine:|Load|Date:)|load average|cores, Python", re.I)
-DURATION = re.compile(r"\d+(\.\d+)?(e[-+]?\d+)?\s?(s|sec|seconds|min|ms|h|x)\b")
+DURATION = re.compile(r"\d+(\.\d+)?(e[-+]?\d+)?\s?(s|sec|seconds|min|ms|h|x|core-h)\b")
 DATE = re.compile(r"\d{4}-\d{2}-\d{2}([ T]\d{2}:\d{2}(:\d{2})?)?")
 
 
