@@ -384,20 +384,19 @@ def test_quick_reproduction_writes_under_out_and_never_into_docs(paper, tmp_path
             def fake_load(name, data_home=None, n_splits=12, seed=0, coil_scaling=None):
                 return X, y, lapsvm_splits(y, 50, 50, random_state=seed)[:n_splits]
             monkeypatch.setattr(lapsvm, "load", fake_load)
+            monkeypatch.setattr(_runner, "missing_data", lambda names, data_home=None: [])
     if paper == "completion":   # the command's path, not the FPC runs (tested elsewhere)
         from semisup.experiments import completion
         monkeypatch.setattr(completion, "_tasks_trial", lambda t, seed, lam: {
             m: {"label": 0.1 * t + 1e-3 * seed, "impute": 0.2} for m in ("MC-1", "MC-b")})
+    argv = ["reproduce", paper, "--quick", *QUICK_UNITS[paper]]
+    needed = _runner._needed(cli.build_parser(argv).parse_args(argv))
+    missing = _runner.missing_data([n for sets in needed.values() for n in sets])
+    if missing:   # benchmark data absent (fresh clone)
+        pytest.skip(f"{paper}: the data of its smallest unit are absent ({missing})")
     before = _docs_state(paper)
     monkeypatch.chdir(tmp_path)
-    try:
-        code = cli.main(["reproduce", paper, "--quick", *QUICK_UNITS[paper]])
-    except (FileNotFoundError, SystemExit) as exc:   # benchmark data absent (fresh clone)
-        if isinstance(exc, SystemExit) and exc.code in (0, None):
-            code = 0
-        else:
-            pytest.skip(f"{paper}: the data of its smallest unit are absent ({exc})")
-    assert code == 0
+    assert cli.main(argv) == 0
     assert (tmp_path / "out" / paper / f"{paper}.md").is_file()
     assert _docs_state(paper) == before
 
@@ -493,3 +492,87 @@ def test_datasets_command_names_the_sets_as_its_table_does(tmp_path, capsys):
     assert "semisup datasets --fetch pang_lee\n" in out
     assert "--fetch pang_lee_scale_v1" not in out
     assert "pang_lee (folder pang_lee_scale_v1)" in out
+
+
+# --- the command line without data (issue 30, item 6) -------------------------------------
+
+def _commands():
+    return [(k, n) for k, names in (("reproduce", REPRODUCE), ("bench", BENCH)) for n in names]
+
+
+def _parse(kind, name, *extra):
+    return cli.build_parser([kind, name]).parse_args([kind, name, "--quick", *extra])
+
+
+@pytest.mark.parametrize("kind,name", _commands())
+def test_every_declared_data_set_is_a_registered_one(kind, name):
+    from semisup.datasets import REGISTRY
+    from semisup.experiments._runner import _needed
+    needed = _needed(_parse(kind, name))
+    assert all(n in REGISTRY for sets in needed.values() for n in sets), needed
+
+
+@pytest.mark.parametrize("kind,name", _commands())
+def test_without_data_one_line_and_a_nonzero_exit(kind, name, tmp_path, monkeypatch, capsys):
+    """Every command, run where no data set is: the parts that need data are not run; one
+    line names the sets, where they were looked for and the fetch command; exit status 1
+    whenever a set is missing. The parts needing no data still run (here: a stand-in body)."""
+    from semisup.experiments._runner import _needed, run_command
+    monkeypatch.setenv("SEMISUP_DATA", str(tmp_path))
+    args = _parse(kind, name)
+    needed = _needed(args)
+    ran = []
+    status = run_command(args, lambda a: ran.append(a.only) or 0)
+    err = capsys.readouterr().err.strip()
+    missing = sorted({n for sets in needed.values() for n in sets})
+    if not missing:
+        assert status == 0 and ran and err == ""
+        return
+    assert status == 1
+    assert len(err.splitlines()) == 1, err
+    assert f"semisup {kind} {name}: data set" in err
+    assert f"$SEMISUP_DATA={tmp_path}" in err and "`semisup datasets --fetch " in err
+    assert all(n in err for n in missing)
+    runnable = [p for p, sets in needed.items() if not sets]
+    if runnable:
+        assert ran == [runnable] and "skipping" in err
+    else:
+        assert ran == []
+
+
+@pytest.mark.parametrize("argv", [["reproduce", "lapsvm", "--quick"],
+                                  ["reproduce", "spore", "--quick", "--only", "1,2"],
+                                  ["bench", "foundation", "--quick"]])
+def test_a_command_without_data_prints_no_traceback(argv, tmp_path):
+    env = {**__import__("os").environ, "SEMISUP_DATA": str(tmp_path)}
+    out = subprocess.run([sys.executable, "-m", "semisup.cli", *argv, "--out",
+                          str(tmp_path / "out")], capture_output=True, text=True, env=env,
+                         timeout=300)
+    assert out.returncode == 1
+    assert "Traceback" not in out.stderr
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and "not found" in lines[0] and "--fetch" in lines[0]
+
+
+def test_a_missing_set_no_part_declared_is_one_line_too(tmp_path, monkeypatch, capsys):
+    from semisup.datasets import load_dataset
+    from semisup.experiments._runner import run_command
+    monkeypatch.setenv("SEMISUP_DATA", str(tmp_path))
+    args = argparse.Namespace(kind="bench", paper="demo", data_home=None, blas_threads=1)
+    assert run_command(args, lambda a: load_dataset("g50c")) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("semisup bench demo: data set 'g50c'")
+    with pytest.raises(FileNotFoundError, match="other"):   # not a data set: raised as is
+        run_command(args, lambda a: open(tmp_path / "other"))
+
+
+def test_progress_is_on_by_default_and_quiet_turns_it_off(tmp_path, capsys):
+    from semisup.experiments._checkpoint import TrialCache
+    from semisup.experiments._runner import Unit, run_units
+    units = [Unit(f"p{i}", _unit_value, (i,)) for i in range(2)]
+    for argv, shown in (([], True), (["-q"], False), (["-v"], True)):
+        args = _parse("reproduce", "lass", *argv)
+        assert args.verbose is shown
+        run_units(units, args, TrialCache(None))
+        err = capsys.readouterr().err
+        assert ("2/2 done" in err) is shown

@@ -115,14 +115,13 @@ def test_rewriting_the_report_keeps_its_hand_written_status(tmp_path, monkeypatc
         args.func(args)
     assert not report.exists()
     # one (fake) finished repetition of Table 2's shared cell, full and quick protocol
-    import json
     monkeypatch.setattr(exp, "N_GRID", [150])
     monkeypatch.setattr(exp, "SIGMA_GRID", [0.5])
-    (tmp_path / "reps").mkdir(exist_ok=True)       # the refused run made it
+    from semisup.experiments._checkpoint import TrialCache, code_version
+    cache = TrialCache(str(tmp_path / "reps"), code_version(*exp.CODE))   # as the run's
     for quick in (False, True):
         for _, key, _ in exp._feature_plan([(150, 0.5)], 1, quick, 0):
-            rec = {"errors": {m: 0.5 for m in exp.PAPER_T2}, "lam": {}, "cpu_s": 1.0}
-            (tmp_path / "reps" / f"{key}.json").write_text(json.dumps(rec))
+            cache.put(key, {"errors": {m: 0.5 for m in exp.PAPER_T2}, "lam": {}, "cpu_s": 1.0})
     status = [exp.STATUS, "", "* Table 1: the Oracle matches the paper.", ""]
     report.write_text("\n".join(["# old report", "", *status, "## Table 2", "old rows", ""]))
 

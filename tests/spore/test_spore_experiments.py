@@ -200,6 +200,8 @@ def test_no_resume_recomputes_cached_draws(tmp_path, monkeypatch):
     monkeypatch.setattr(exp, "run_draw", fake_draw)
     monkeypatch.setattr(exp, "uci_graph", lambda name, data_home=None: (A, y))
     monkeypatch.setattr(exp, "UCI", ("heart",))
+    from semisup.experiments import _runner     # no data needed: the graph is given
+    monkeypatch.setattr(_runner, "missing_data", lambda names, data_home=None: [])
     parser = argparse.ArgumentParser()
     exp.add_reproduce_parser(parser.add_subparsers())
 

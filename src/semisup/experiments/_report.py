@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import platform
 import sys
+import time
 
 
 def _cpu() -> str:
@@ -41,9 +42,41 @@ def machine() -> str:
             f"Python {platform.python_version()}, {numerical_stack()}")
 
 
+def machine_and_load() -> str:
+    """:func:`machine` and the load averages now: the header line of every report."""
+    return f"{machine()}, load average {load_average(', ')}"
+
+
 def load_average(sep: str = "/") -> str:
     """The 1, 5 and 15-minute load averages (how busy the machine was)."""
     return sep.join(f"{v:.2f}" for v in os.getloadavg())
+
+
+def timed(fn, *args, **kwargs):
+    """``(fn(*args, **kwargs), wall seconds, process CPU seconds)``: the one timer of the
+    experiments (CPU time counts every BLAS thread, and is the better measure of the work
+    done on a machine shared with other jobs)."""
+    t0, c0 = time.perf_counter(), time.process_time()
+    out = fn(*args, **kwargs)
+    return out, time.perf_counter() - t0, time.process_time() - c0
+
+
+def mean_sd(values, digits=2, sep=" ± ", scale=1.0, alone=False, empty="—") -> str:
+    """``"mean ± sd"`` of ``values`` (times ``scale``; population sd, ``ddof=0``), each to
+    ``digits`` decimals; ``empty`` for no value; with ``alone``, one value without its sd.
+
+    Examples
+    --------
+    >>> mean_sd([1.0, 2.0]), mean_sd([0.5], 1, alone=True), mean_sd([1, 3], 1, "±", 0.5)
+    ('1.50 ± 0.50', '0.5', '1.0±0.5')
+    """
+    import numpy as np
+    v = scale * np.asarray(values, dtype=float)
+    if not v.size:
+        return empty
+    if alone and v.size == 1:
+        return f"{v.mean():.{digits}f}"
+    return f"{v.mean():.{digits}f}{sep}{v.std():.{digits}f}"
 
 
 def markdown_table(rows: list[dict], cols) -> str:

@@ -2,7 +2,8 @@
 
 * **Options** (:func:`add_common_options`): one spelling for all commands, ``--out``,
   ``--cache``, ``--reps``, ``--n-jobs``, ``--quick``, ``--plot``, ``--resume`` /
-  ``--no-resume``, ``--assemble-only``, ``--only``, ``-v/--verbose``, ``--blas-threads``
+  ``--no-resume``, ``--assemble-only``, ``--only``, ``-v/--verbose`` (progress, on by
+  default) / ``-q/--quiet``, ``--blas-threads``
   and ``--data-home``. A module adds its own options next to them, under other names.
 * **Where things go** (:func:`out_dir`, :func:`cache_dir`, :func:`report_path`): figures,
   raw results and the cache under ``--out`` (default ``out/<paper>``, relative to the
@@ -27,13 +28,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import time
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .._progress import log
-from ._checkpoint import TrialCache, run_jobs
-from ._report import kept_section, write_text
+from ._checkpoint import TrialCache, code_version, run_jobs
+from ._report import kept_section, timed, write_text
 
 __all__ = ["Unit", "add_common_options", "out_dir", "cache_dir", "report_path",
            "is_full_run", "blas_limit", "run_command", "run_units", "write_report",
@@ -82,7 +83,7 @@ def add_common_options(p, paper: str, kind: str = "reproduce", *, only=None,
                        quick_help="a small, fast variant (written under --out, never to "
                                   "docs/)",
                        n_jobs_default=1, blas_default=1, cache_sub="cache",
-                       n_jobs_help=None, unused=()) -> None:
+                       n_jobs_help=None, unused=(), needs=None, code=None) -> None:
     """Add the options shared by every ``semisup reproduce``/``bench`` command to ``p``.
 
     Parameters
@@ -102,6 +103,14 @@ def add_common_options(p, paper: str, kind: str = "reproduce", *, only=None,
     unused : sequence of str
         Shared options this command accepts but does not use (e.g. ``"--resume"`` for a
         benchmark that caches nothing); their help says so.
+    needs : dict or callable, optional
+        The data sets each part reads: ``{part: (registry names)}`` over every part
+        (``--only`` selects among them), or ``needs(args)`` giving that dict for the parts
+        selected. :func:`run_command` checks them before running anything.
+    code : (tuple of str, str), optional
+        The code version of the cached units (:func:`unit_cache`): the library modules the
+        protocol's methods start from (``("semisup.lass", ...)``) and the protocol's own
+        version, bumped by hand when the experiment code that computes a unit changes.
 
     Examples
     --------
@@ -150,8 +159,11 @@ def add_common_options(p, paper: str, kind: str = "reproduce", *, only=None,
                    help=f"BLAS/LAPACK threads of the whole run (default {blas_default})")
     g.add_argument("--data-home", default=None,
                    help="data directory (default: $SEMISUP_DATA or ../shared/datasets)")
-    g.add_argument("-v", "--verbose", action="store_true", help="show progress")
-    p.set_defaults(paper=paper, kind=kind, cache_sub=cache_sub)
+    g.add_argument("-v", "--verbose", action="store_true", default=True,
+                   help="progress on stderr as it runs (the default)")
+    g.add_argument("-q", "--quiet", dest="verbose", action="store_false",
+                   help="no progress lines")
+    p.set_defaults(paper=paper, kind=kind, cache_sub=cache_sub, needs=needs, code=code)
 
 
 def only_set(args, default):
@@ -180,6 +192,15 @@ def cache_dir(args, default_sub: str | None = None) -> str:
     """``--cache``, by default ``<--out>/<sub>`` (the command's ``cache_sub``)."""
     sub = default_sub or getattr(args, "cache_sub", None) or "cache"
     return getattr(args, "cache", None) or os.path.join(args.out, sub)
+
+
+def unit_cache(args, default_sub: str | None = None) -> TrialCache:
+    """The command's cache of units (:func:`cache_dir`), versioned by the code that computes
+    them (the command's ``code``: :func:`._checkpoint.code_version`), so that a unit
+    computed by other code is recomputed rather than trusted."""
+    code = getattr(args, "code", None)
+    return TrialCache(cache_dir(args, default_sub),
+                      version=code_version(tuple(code[0]), code[1]) if code else None)
 
 
 def is_full_run(args) -> bool:
@@ -232,10 +253,69 @@ def blas_limit(n_threads):
     return threadpool_limits(int(n_threads))
 
 
+def missing_data(names, data_home=None) -> list[str]:
+    """The data sets among ``names`` (registry names) whose files are not found; parses
+    nothing."""
+    from ..datasets import list_datasets
+    found = {r["name"]: r["found"] for r in list_datasets(data_home)}
+    return [n for n in dict.fromkeys(names) if not found.get(n, False)]
+
+
+def missing_data_line(args, missing) -> str:
+    """One line: which sets are missing, where they were looked for, the fetch command."""
+    from ..datasets import REGISTRY
+    from ..datasets._home import searched_places
+    folders = dict.fromkeys(REGISTRY[n].folder if n in REGISTRY else n for n in missing)
+    return (f"semisup {args.kind} {args.paper}: data set{'s' * (len(missing) > 1)} "
+            f"{', '.join(missing)} not found (looked in {searched_places(args.data_home)}); "
+            f"get {'them' if len(missing) > 1 else 'it'} with "
+            f"`semisup datasets --fetch {' '.join(folders)}`")
+
+
+def _needed(args) -> dict:
+    """``{part: data sets}`` of the selected parts, from the command's ``needs`` (a dict over
+    every part, filtered by ``--only``, or a callable of ``args``)."""
+    needs = getattr(args, "needs", None)
+    if needs is None:
+        return {}
+    if callable(needs):
+        return dict(needs(args))
+    return {p: needs[p] for p in only_set(args, needs)}
+
+
 def run_command(args, body):
-    """``body(args)`` under the ``--blas-threads`` limit (the whole command)."""
-    with blas_limit(getattr(args, "blas_threads", None)):
-        return body(args)
+    """``body(args)`` under the ``--blas-threads`` limit (the whole command).
+
+    The data sets that the selected parts need (the command's ``needs``) are looked up
+    first. When some are missing, one line on stderr says which, where they were looked
+    for and the command that fetches them; the parts that do not need them run
+    (``--only`` narrowed to them, so the report goes under ``--out``) and the exit status
+    is 1; when no part can run, nothing runs. A data set missing that no part declared ends
+    the same way (one line, status 1) instead of a traceback.
+    """
+    needed = {} if getattr(args, "assemble_only", False) else _needed(args)
+    missing = missing_data([n for sets in needed.values() for n in sets],
+                           getattr(args, "data_home", None))
+    if missing:
+        kept = [p for p, sets in needed.items() if not set(sets) & set(missing)]
+        skipped = [p for p in needed if p not in kept]
+        line = missing_data_line(args, missing)
+        if not kept:
+            print(line, file=sys.stderr, flush=True)
+            return 1
+        print(f"{line}; skipping {', '.join(skipped)}, running {', '.join(kept)}",
+              file=sys.stderr, flush=True)
+        args.only = kept
+    try:
+        with blas_limit(getattr(args, "blas_threads", None)):
+            status = body(args)
+    except FileNotFoundError as exc:
+        text = str(exc)
+        if not (text.startswith("data set ") or text.startswith("no data directory")):
+            raise
+        print(f"semisup {args.kind} {args.paper}: {text}", file=sys.stderr, flush=True)
+        return 1
+    return 1 if missing else status
 
 
 # ----------------------------------------------------------------------------- units
@@ -256,48 +336,52 @@ class Unit:
 def _timed_call(fn, args, kwargs, one_thread):
     """``fn(*args, **kwargs)`` with its CPU and wall seconds (under 1 BLAS thread if asked);
     a dict result carries them under ``"_timing"``."""
-    from contextlib import nullcontext
-    ctx = blas_limit(1) if one_thread else nullcontext()
-    t0, c0 = time.perf_counter(), time.process_time()
-    with ctx:
-        out = fn(*args, **kwargs)
-    timing = {"cpu_seconds": time.process_time() - c0, "wall_seconds": time.perf_counter() - t0}
+    with blas_limit(1 if one_thread else None):
+        out, wall, cpu = timed(fn, *args, **kwargs)
+    timing = {"cpu_seconds": cpu, "wall_seconds": wall}
     if isinstance(out, dict):
         out = {**out, "_timing": timing}
     return out
 
 
-def run_units(units, args, cache: TrialCache | None = None, desc: str = "units"):
+def run_units(units, args=None, cache: TrialCache | None = None, desc: str = "units", *,
+              n_jobs=None, resume=None, assemble_only=None, progress=None):
     """Results of ``units`` (in order), computed or loaded from the cache.
 
-    With ``args.assemble_only`` nothing is computed and a unit absent from the cache gives
-    ``None``; with ``args.resume`` False every unit is recomputed (and re-cached). Units run
-    in ``args.n_jobs`` joblib processes, each under one BLAS thread when ``n_jobs > 1``.
-    Each dict result gets its CPU and wall seconds under ``"_timing"``.
+    The options come from the command's ``args`` (``--n-jobs``, ``--resume``,
+    ``--assemble-only``, ``--verbose``) unless given here. With ``assemble_only`` nothing is
+    computed and a unit absent from the cache gives ``None``; with ``resume`` False every
+    unit is recomputed (and re-cached). Units run in ``n_jobs`` joblib processes, each under
+    one BLAS thread when ``n_jobs > 1``. Each dict result gets its CPU and wall seconds
+    under ``"_timing"``. Progress (one line per finished unit on stderr) is on unless
+    ``--quiet`` (``args.verbose`` False).
 
     Examples
     --------
-    >>> import argparse
-    >>> args = argparse.Namespace(assemble_only=False, resume=True, n_jobs=1, verbose=False)
-    >>> out = run_units([Unit("a", dict, kwargs=dict(x=1))], args, TrialCache(None))
+    >>> out = run_units([Unit("a", dict, kwargs=dict(x=1))], None, TrialCache(None),
+    ...                 progress=False)
     >>> out[0]["x"], sorted(out[0]["_timing"])
     (1, ['cpu_seconds', 'wall_seconds'])
     """
+    def opt(value, name, default):
+        return value if value is not None else getattr(args, name, default)
+
     units = list(units)
     if cache is None:
-        cache = TrialCache(cache_dir(args))
+        cache = unit_cache(args)
     keys = [u.key for u in units]
-    if getattr(args, "assemble_only", False):
+    if opt(assemble_only, "assemble_only", False):
         return [cache.get(k) for k in keys]
-    if not getattr(args, "resume", True):
+    if not opt(resume, "resume", True):
         todo = [u for u in units if u.key in cache]
         for u in todo:  # recompute: forget the stored result first
             os.remove(cache._path(u.key))
-    n_jobs = getattr(args, "n_jobs", 1)
+    n_jobs = opt(n_jobs, "n_jobs", 1)
     parallel = n_jobs not in (None, 1)
     jobs = [(_timed_call, (u.fn, u.args, u.kwargs, parallel), {}) for u in units]
+    progress = opt(progress, "verbose", True)
     return run_jobs(jobs, keys, cache, n_jobs=n_jobs if parallel else None,
-                    verbose=getattr(args, "verbose", False), desc=desc)
+                    verbose=progress, desc=desc)
 
 
 def timing_summary(results) -> dict:

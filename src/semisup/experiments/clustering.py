@@ -34,12 +34,12 @@ import numpy as np
 
 from .._progress import log
 from .._validation import ConvergenceWarning
-from ._report import command_line as _command, load_average, machine
+from ._report import command_line as _command, machine_and_load
 from ._report import markdown_table as _table, write_text as _write
-from ._report import kept_section
-from ._checkpoint import TrialCache
+from ._report import kept_section, mean_sd, timed
+from ._checkpoint import TrialCache, code_version
 from ._runner import Unit, add_common_options, cache_dir as _cache_dir, only_set, out_dir
-from ._runner import refuse_empty_assembly, report_path, run_command, run_units
+from ._runner import refuse_empty_assembly, report_path, run_command, run_units, unit_cache
 
 # hand-written over the full protocol's tables; kept when the report is rewritten
 STATUS = "## Status and what we find"
@@ -138,19 +138,8 @@ NOTES = """## Notes on the protocol
 """
 
 
-# ----------------------------------------------------------------------------- helpers
-def _machine() -> str:
-    return f"{machine()}, load average ({load_average(', ')})"
-
-
-
-
-
-
-
 def _ms(values, scale=1.0):
-    v = scale * np.asarray(values, dtype=float)
-    return f"{v.mean():.2f}±{v.std():.2f}" if v.size else "—"
+    return mean_sd(values, 2, "±", scale)
 
 
 def _folds(n, n_folds, rng):
@@ -218,6 +207,8 @@ def _mse(w, X, y):
 # (:mod:`._checkpoint`). Bump PROTOCOL when a grid, generator or solver setting used below
 # changes, so that results computed under the old protocol are not reused.
 PROTOCOL = "v1"
+#: what the cached repetitions' code version hashes (:func:`._checkpoint.code_version`)
+CODE = (("semisup.clustering", "semisup.datasets"), PROTOCOL)
 
 
 def _mode(quick):
@@ -241,7 +232,7 @@ def _quiet(fn, *args, **kw):
         return fn(*args, **kw)
 
 
-def _run_plan(plan, n_cells, cache=None, *, n_jobs=None, verbose=False, desc="clustering",
+def _run_plan(plan, n_cells, cache=None, *, n_jobs=None, progress=False, desc="clustering",
               compute=True, resume=True):
     """Run (or, with ``compute=False``, only load) the repetitions of ``plan``.
 
@@ -251,11 +242,10 @@ def _run_plan(plan, n_cells, cache=None, *, n_jobs=None, verbose=False, desc="cl
     repetitions' numbers in repetition order; ``cpu`` the CPU seconds of each finished
     repetition.
     """
-    cache = cache if isinstance(cache, TrialCache) else TrialCache(cache)
+    cache = cache if isinstance(cache, TrialCache) else TrialCache(cache, code_version(*CODE))
     units = [Unit(k, _quiet, (fn, *a), kw) for _, k, (fn, a, kw) in plan]
-    flags = argparse.Namespace(assemble_only=not compute, resume=resume, n_jobs=n_jobs,
-                               verbose=verbose)
-    res = run_units(units, flags, cache, desc=desc)
+    res = run_units(units, None, cache, desc=desc, n_jobs=n_jobs or 1, resume=resume,
+                    assemble_only=not compute, progress=progress and compute)
     values, cpu = {}, []
     for (cell, _, _), r in zip(plan, res):
         if r is None:
@@ -268,10 +258,8 @@ def _run_plan(plan, n_cells, cache=None, *, n_jobs=None, verbose=False, desc="cl
 
 def _timed(fn):
     """``fn`` returning ``(errors, extra)`` -> a repetition record with its CPU/wall time."""
-    c0, t0 = time.process_time(), time.perf_counter()
-    errors, extra = fn()
-    return {"errors": errors, **extra, "cpu_s": time.process_time() - c0,
-            "wall_s": time.perf_counter() - t0}
+    (errors, extra), wall, cpu = timed(fn)
+    return {"errors": errors, **extra, "cpu_s": cpu, "wall_s": wall}
 
 
 # ----------------------------------------------------------------------------- Tables 2-3
@@ -329,7 +317,7 @@ def feature_clustering_table(settings, n_rep, *, quick=False, seed=0, verbose=Fa
     repetitions run in parallel processes, one BLAS thread each.
     """
     return _run_plan(_feature_plan(settings, n_rep, quick, seed), len(settings), cache,
-                     n_jobs=n_jobs, verbose=verbose, desc="clustering features")[0]
+                     n_jobs=n_jobs, progress=verbose, desc="clustering features")[0]
 
 
 # ----------------------------------------------------------------------------- Table 1
@@ -403,7 +391,7 @@ def sample_clustering_table(p_grid, n_rep, *, quick=False, seed=0, verbose=False
     ``cache`` and ``n_jobs`` as in :func:`feature_clustering_table`.
     """
     return _run_plan(_sample_plan(p_grid, n_rep, quick, seed), len(p_grid), cache,
-                     n_jobs=n_jobs, verbose=verbose, desc="clustering Table 1")[0]
+                     n_jobs=n_jobs, progress=verbose, desc="clustering Table 1")[0]
 
 
 # ----------------------------------------------------------------------------- Tables 4-5
@@ -535,7 +523,7 @@ def _movie_plan(n_rep, quick, seed, data_home, verbose=False):
 
 def _movie_extras(plan, cache):
     """(clusters of the first finished split, (n, d)) from the cache, or (None, None)."""
-    cache = cache if isinstance(cache, TrialCache) else TrialCache(cache)
+    cache = cache if isinstance(cache, TrialCache) else TrialCache(cache, code_version(*CODE))
     for _, key, _ in plan:
         r = cache.get(key)
         if r is not None:
@@ -554,7 +542,7 @@ def movie_table(data_home=None, n_rep=20, *, quick=False, seed=0, verbose=False,
     plan = _movie_plan(n_rep, quick, seed, data_home, verbose)
     with tempfile.TemporaryDirectory() as tmp:  # without a cache, read the extras back here
         cache = tmp if cache is None else cache
-        values = _run_plan(plan, 1, cache, n_jobs=n_jobs, verbose=verbose,
+        values = _run_plan(plan, 1, cache, n_jobs=n_jobs, progress=verbose,
                            desc="clustering Table 4")[0]
         clusters, shape = _movie_extras(plan, cache)
     return {m: v[0] for m, v in values.items()}, clusters, shape
@@ -643,7 +631,7 @@ def _reproduce(args) -> int:
     out_dir(args)
     path = report_path(args)
     folder = _cache_dir(args, "reps")
-    cache = TrialCache(folder)
+    cache = unit_cache(args, "reps")
     plans = _plans(reps, quick, args.data_home, args.verbose)
     cells = {1: len(P_GRID), 2: len(N_GRID), 3: len(SIGMA_GRID), 4: 1}
     t4_error = None
@@ -658,14 +646,14 @@ def _reproduce(args) -> int:
                 except (FileNotFoundError, OSError) as exc:
                     t4_error = exc
                     continue
-            _run_plan(plans[t], cells[t], cache, n_jobs=args.n_jobs, verbose=args.verbose,
+            _run_plan(plans[t], cells[t], cache, n_jobs=args.n_jobs, progress=args.verbose,
                       desc=f"clustering Table {t}", resume=args.resume)
     res = {t: _run_plan(plans[t], cells[t], cache, compute=False) for t in (1, 2, 3, 4)}
     refuse_empty_assembly(args, sum(len(cpu) for _, cpu in res.values()), folder)
 
     text = ["# Learning with clustering structure — reproduced tables", "",
             f"Command: `{_command(args)}` ({datetime.datetime.now():%Y-%m-%d %H:%M}; "
-            f"{_machine()}).", ""]
+            f"{machine_and_load()}).", ""]
     if quick:
         text += [f"**--quick**: {reps[2]} repetition(s) for Tables 2-3 and {reps[1]} for "
                  f"Table 1 (paper: 50), {reps[4]} split(s) for Table 4 (paper: 20) with fixed "
@@ -789,7 +777,7 @@ def _bench(args) -> int:
     load = os.getloadavg()
     text = ["# Clustering-structure benchmarks", "",
             f"Command: `{_command(args)}` ({datetime.datetime.now():%Y-%m-%d %H:%M}; "
-            f"{_machine()}). Shared machine: 1-minute load average {load[0]:.1f}.", "",
+            f"{machine_and_load()}). Shared machine: 1-minute load average {load[0]:.1f}.", "",
             f"## Exact projections, d = {d}, Q = {Q} (x ~ N(0, 1); best of 5 runs after a "
             "warm-up)", "", ck_note, "", _table(rows, ["method", "seconds", "SSE"]), "",
             "Targets: exact 1-D projection < 0.1 s; sparse+clustered projection < 1 s.", "",
@@ -805,6 +793,8 @@ def add_reproduce_parser(subparsers):
     p = subparsers.add_parser("clustering", help="Roulet et al. 2016: Tables 1-5")
     add_common_options(
         p, "clustering", only=TABLES, cache_sub="reps",
+        needs={"1": (), "2": (), "3": (), "4": ("pang_lee",)},
+        code=CODE,
         n_jobs_help="repetitions run in parallel processes, one BLAS thread each",
         only_help="tables to compute (default all; Table 5 comes with 4); the report shows "
                   "every table the cache holds",
@@ -820,7 +810,8 @@ def add_bench_parser(subparsers):
                        quick_help="the same runs, the record written under --out instead of "
                                   "docs/benchmarks",
                        unused=("--cache", "--reps", "--n-jobs", "--plot", "--resume",
-                               "--assemble-only", "--only"))
+                               "--assemble-only", "--only"),
+                       needs=lambda args: {"projections": (), "movie-review fit": ("pang_lee",)})
     p.set_defaults(func=cmd_bench, cmd_name="bench clustering")
 
 

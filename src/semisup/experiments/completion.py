@@ -38,12 +38,15 @@ import numpy as np
 
 from .._progress import log
 from ._report import load_average as _load, machine as _machine
-from ._checkpoint import TrialCache
+from ._checkpoint import TrialCache, code_version
 from ._runner import Unit, add_common_options, cache_dir as _cache_dir, only_set, out_dir
-from ._runner import report_path, run_command, run_units, write_report
+from ._runner import report_path, run_command, run_units, unit_cache, write_report
 
 PARTS = ("synthetic", "tasks", "emotions", "yeast")
 BENCH_PARTS = ("yeast", "impute", "shrink", "path")
+#: what the cached trials' code version hashes (:func:`._checkpoint.code_version`); bump the
+#: protocol when the trial code below changes
+CODE = (("semisup.completion", "semisup.datasets"), "v1")
 OMEGAS = (0.4, 0.6, 0.8)
 METHODS = ("MC-1", "MC-b", "FPC+SVM", "EM+SVM", "Mean+SVM", "Zero+SVM")
 #: hand-written sections of docs/results/completion.md, kept when the report is rewritten
@@ -122,12 +125,10 @@ def _map(jobs, n_jobs, verbose, desc, cache=None, flags=None):
     and reused by a later run (:mod:`._checkpoint`). ``flags``: the command's
     ``--resume`` / ``--assemble-only`` (an absent trial is then ``None``).
     """
-    import argparse
-    flags = flags or argparse.Namespace(resume=True, assemble_only=False)
     units = [Unit(f"{desc}-{k}", fn, a, kw) for k, (fn, a, kw) in enumerate(jobs)]
-    return run_units(units, argparse.Namespace(
-        resume=flags.resume, assemble_only=flags.assemble_only, n_jobs=n_jobs,
-        verbose=verbose), TrialCache(cache), desc=f"completion {desc}")
+    cache = cache if isinstance(cache, TrialCache) else TrialCache(cache, code_version(*CODE))
+    return run_units(units, flags, cache, desc=f"completion {desc}",
+                     n_jobs=n_jobs or 1, progress=verbose)
 
 
 def _present(trials):
@@ -484,7 +485,7 @@ def _reproduce(args) -> int:
     only = set(only_set(args, PARTS))
     out_dir(args)
     raw = os.path.join(args.out, "completion_results.json")
-    cache = _cache_dir(args, "trials")  # one JSON per finished trial (resumable)
+    cache = unit_cache(args, "trials")  # one JSON per finished trial (resumable)
     results = {}
     t0 = time.perf_counter()
     common = dict(n_jobs=args.n_jobs, verbose=args.verbose, cache=cache, flags=args)
@@ -498,7 +499,7 @@ def _reproduce(args) -> int:
                                             **common)
     results = {k: v for k, v in results.items() if v is not None}
     if not results:
-        raise SystemExit(f"nothing computed or cached for {sorted(only)} in {cache}")
+        raise SystemExit(f"nothing computed or cached for {sorted(only)} in {cache.folder}")
     with open(raw, "w") as fh:
         json.dump(results, fh, default=float)
     path = _write_results(results, args, time.perf_counter() - t0, report_path(args))
@@ -513,6 +514,8 @@ def add_reproduce_parser(subparsers):
         "completion", help="Goldberg et al. 2010: MC-1/MC-b vs impute+SVM baselines")
     add_common_options(
         p, "completion", only=PARTS, only_help="experiments to run (default all)",
+        needs={"synthetic": (), "tasks": (), "emotions": ("emotions",), "yeast": ("yeast",)},
+        code=CODE,
         cache_sub="trials", n_jobs_help="trials run in parallel processes, one BLAS thread each",
         reps_help="trials per setting / per real-data omega (default 10; --quick: 1 per "
                   "synthetic setting, 3 for the tasks experiment, 2 per omega)",
@@ -823,6 +826,7 @@ def add_bench_parser(subparsers):
     p = subparsers.add_parser("completion", help="FPC speed: yeast CV grid, SoftImpute, SVD")
     add_common_options(p, "completion", "bench", only=BENCH_PARTS,
                        n_jobs_help="parallel CV runs of the yeast part",
+                       needs={"yeast": ("yeast",), "impute": (), "shrink": (), "path": ()},
                        quick_help="the same runs, the record written under --out instead "
                                   "of docs/benchmarks",
                        unused=("--cache", "--reps", "--plot", "--resume", "--assemble-only"),

@@ -28,7 +28,7 @@ import warnings
 import numpy as np
 
 from .._progress import log
-from ._report import load_average as _load, machine as _machine
+from ._report import load_average as _load, machine as _machine, timed
 from ._runner import add_common_options, only_set, out_dir, report_path, run_command
 
 PARTS = ("knn", "ssl")
@@ -78,12 +78,6 @@ def demo_rows(verbose: bool = False) -> list[dict]:
 
 
 
-def _timed(fn):
-    t0 = time.perf_counter()
-    out = fn()
-    return out, time.perf_counter() - t0
-
-
 def _bench_knn(X, args, lines, cache):
     from ..graph import knn_search
     from .._optional import available
@@ -94,7 +88,7 @@ def _bench_knn(X, args, lines, cache):
               "| method | seconds | recall vs exact | load average (1/5/15 min) |",
               "|---|---|---|---|"]
     log(f"[bench] exact {k}-NN search on {X.shape} ...", args.verbose)
-    (dist, ind), t_exact = _timed(lambda: knn_search(X, k, method="exact", n_jobs=args.n_jobs))
+    (dist, ind), t_exact, _ = timed(knn_search, X, k, method="exact", n_jobs=args.n_jobs)
     _store(cache, "exact", (dist, ind), args)
     lines.append(f"| exact (scikit-learn brute force) | {t_exact:.1f} | 1 | {_load()} |")
     log(f"[bench] exact: {t_exact:.1f} s", args.verbose)
@@ -103,11 +97,11 @@ def _bench_knn(X, args, lines, cache):
                   "skipped.", ""]
         return
     # NN-descent's numba kernels compile on first use: time that once, on a small subset.
-    _, t_jit = _timed(lambda: knn_search(X[:2000], k, method="approx", n_jobs=args.n_jobs,
-                                         random_state=0))
+    _, t_jit, _ = timed(knn_search, X[:2000], k, method="approx", n_jobs=args.n_jobs,
+                        random_state=0)
     log(f"[bench] pynndescent warm-up (compilation): {t_jit:.1f} s", args.verbose)
-    (adist, aind), t_approx = _timed(lambda: knn_search(X, k, method="approx",
-                                                         n_jobs=args.n_jobs, random_state=0))
+    (adist, aind), t_approx, _ = timed(knn_search, X, k, method="approx", n_jobs=args.n_jobs,
+                                       random_state=0)
     _store(cache, "approx", (adist, aind), args)
     hits = (np.sort(aind, axis=1)[:, :, None] == np.sort(ind, axis=1)[:, None, :]).any(2)
     recall = float(hits.mean())
@@ -197,9 +191,7 @@ def _bench_ssl(X, y, args, lines, cache):
             log(f"[bench] draw {draw}: {name} ...", args.verbose)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", ConvergenceWarning)
-                cpu0 = time.process_time()
-                (pred, n_iter, F), seconds = _timed(fn)
-                cpu = time.process_time() - cpu0
+                (pred, n_iter, F), seconds, cpu = timed(fn)
             acc = float(np.mean(pred[unl] == y[unl]))
             err = "-" if F is None else f"{np.abs(F - exact).max():.1e}"
             summary.setdefault(name, []).append((seconds, cpu, acc))
@@ -302,7 +294,7 @@ def add_bench_parser(subparsers) -> None:
                     "GraphLearning's Laplace learning on the same graph (--only knn,ssl; "
                     "default both).")
     add_common_options(
-        p, "foundation", "bench", only=PARTS,
+        p, "foundation", "bench", only=PARTS, needs={"knn": ("mnist",), "ssl": ("mnist",)},
         only_help="knn = (a) exact vs approximate graph, ssl = (b) label propagation "
                   "methods (default both)",
         reps_help="random label draws for (b) (default 1)",

@@ -27,22 +27,14 @@ import warnings
 import numpy as np
 
 from .._progress import log
-from ._report import command_line as _command, load_average, machine
+from ._report import command_line as _command, machine_and_load, mean_sd
 from ._report import markdown_table as _table, write_text as _write
 from ._runner import Unit, add_common_options, only_set, out_dir, report_path, run_command
 from ._runner import cache_dir, refuse_empty_assembly, run_units, write_report
 
 PARTS = ("figure1", "tagging")
+TAGGING_DATA = ("emotions", "yeast")
 RHO_GRID = [1e-3, 1e-2, 1e-1, 1.0, 1e1, 1e2, 1e3]
-
-
-# ----------------------------------------------------------------------------- helpers
-
-def _machine() -> str:
-    return f"{machine()}, load average at the end ({load_average(', ')})"
-
-
-
 
 
 
@@ -208,8 +200,7 @@ def partial_tagging(name, data_home=None, fracs=(0.1, 0.3), n_rep=10, lams=(0.01
             v = np.array(vals)
             rows.append({"data": f"{name} ({X.shape[0]}x{Y.shape[1]})",
                          "tags known": f"{int(frac * 100)} %", "method": m,
-                         "LRAP": f"{v[:, 0].mean():.4f} ± {v[:, 0].std():.4f}",
-                         "AUC (hidden)": f"{v[:, 1].mean():.4f} ± {v[:, 1].std():.4f}",
+                         "LRAP": mean_sd(v[:, 0], 4), "AUC (hidden)": mean_sd(v[:, 1], 4),
                          "seconds": f"{v[:, 2].mean():.2f}"})
             log(f"[lass tagging] {rows[-1]}", verbose)
     return rows
@@ -245,7 +236,7 @@ def _reproduce(args) -> int:
     if "tagging" in parts:
         units += [Unit(f"tagging-{name}-reps{n_rep}", _tagging_unit,
                        (name, args.data_home, n_rep, args.verbose))
-                  for name in ("emotions", "yeast")]
+                  for name in TAGGING_DATA]
     res = dict(zip([u.key for u in units], run_units(units, args, desc="lass")))
     refuse_empty_assembly(args, sum(r is not None for r in res.values()), cache_dir(args))
     fig = res.get(f"figure1-{mode}")
@@ -260,7 +251,7 @@ def _reproduce(args) -> int:
     text = [
         "# LASS — reproduced results",
         "",
-        f"Command: `{_command(args)}` ({datetime.date.today()}; {_machine()}; "
+        f"Command: `{_command(args)}` ({datetime.date.today()}; {machine_and_load()}; "
         f"{time.perf_counter() - t0:.0f} s).",
         "",
         "## Figure 1: two moons, ADMM convergence for several rho",
@@ -556,7 +547,7 @@ def _bench(args) -> int:
     if parts != list(BENCH_PARTS):
         # a part alone appends a dated section instead of rewriting the whole record
         text = ["", f"## {', '.join(parts)} ({datetime.datetime.now():%Y-%m-%d %H:%M})", "",
-                f"Command: `{_command(args)}` ({_machine()}). Same problems and columns as "
+                f"Command: `{_command(args)}` ({machine_and_load()}). Same problems and columns as "
                 "the sections of the full run above.", ""]
         if "cvxpy" in parts:
             rows, speed = bench_vs_cvxpy(verbose=args.verbose)
@@ -579,7 +570,7 @@ def _bench(args) -> int:
         "# LASS benchmarks",
         "",
         f"Command: `{_command(args)}` ({datetime.datetime.now():%Y-%m-%d %H:%M}; "
-        f"{_machine()}; {time.perf_counter() - t0:.0f} s in all). Timings on a shared machine "
+        f"{machine_and_load()}; {time.perf_counter() - t0:.0f} s in all). Timings on a shared machine "
         f"are noisy: the 1-minute load average was {load[0]:.1f} at the end.",
         "",
         "## ADMM against cvxpy at N = 2000, K = 10 (time to a 1e-5 relative objective gap)",
@@ -634,7 +625,9 @@ def _bench(args) -> int:
 
 def add_reproduce_parser(subparsers):
     p = subparsers.add_parser("lass", help="LASS: Figure 1 (two moons) and partial tagging")
-    add_common_options(p, "lass", only=PARTS,
+    add_common_options(p, "lass", only=PARTS, needs={"figure1": (), "tagging": TAGGING_DATA},
+                       code=(("semisup.lass", "semisup.baselines.harmonic",
+                              "semisup.datasets"), "v1"),
                        reps_help="random maskings of the tagging tables (default 10; "
                                  "--quick: 2)",
                        quick_help="fewer ADMM iterations and maskings (written under --out)")

@@ -423,8 +423,16 @@ def run_bench(args) -> int:
     return run_command(args, _run_bench)
 
 
+def _parts(args):
+    return only_set(args, [p for p in PARTS if getattr(args, p)] or ["growth"])
+
+
+def _needs(args):
+    return {p: ("mnist",) if p == "knn_mnist" else () for p in _parts(args)}
+
+
 def _run_bench(args) -> int:
-    parts = only_set(args, [p for p in PARTS if getattr(args, p)] or ["growth"])
+    parts = _parts(args)
     if args.quick:
         for name, value in QUICK.items():
             if getattr(args, name) is None or getattr(args, name) > value:
@@ -472,7 +480,7 @@ def add_bench_parser(subparsers) -> None:
     p.add_argument("--max-n-kernel", type=int, default=40_000)
     p.add_argument("--max-seconds", type=float, default=60.0,
                    help="--growth: stop a method after a fit longer than this")
-    add_common_options(p, "scaling", "bench", only=PARTS,
+    add_common_options(p, "scaling", "bench", only=PARTS, needs=_needs,
                        only_help="which parts (default growth)",
                        quick_help="smaller sizes (MNIST 10 000 points, n up to 16 000 / "
                                   "4 000, cluster n 4 000), written under --out",

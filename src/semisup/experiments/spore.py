@@ -49,9 +49,9 @@ import numpy as np
 
 from .._progress import log
 from ._checkpoint import TrialCache
-from ._report import load_average as _load, machine as _machine
+from ._report import load_average as _load, machine as _machine, mean_sd
 from ._runner import add_common_options, cache_dir as _cache_dir, only_set, out_dir
-from ._runner import _timed_call, refuse_empty_assembly, report_path, run_command
+from ._runner import _timed_call, refuse_empty_assembly, report_path, run_command, unit_cache
 from ._runner import write_report
 
 
@@ -83,6 +83,8 @@ UCI = ("breast-cancer", "diabetes", "fourclass", "heart", "ionosphere", "sonar")
 T1_MNIST = ((1, 2), (3, 8), (4, 9))
 T2_MNIST = ((1, 2), (3, 8), (5, 6), (1, 7), (4, 9))
 BASELINES = ("unlap", "nlap", "kscaling")
+#: the UCI sets of the long-path study
+PATH_DATA = ("sonar", "heart", "ionosphere")
 GRID_c = (0.01, 0.1, 1.0, 10.0)
 GRID_C = (0.01, 0.1, 1.0, 10.0, 100.0)
 SPORE_GRID_C = (0.1, 1.0, 10.0)
@@ -374,8 +376,7 @@ def run_dataset(load, cfg, table, name, seed, cache, compute=True, verbose=False
 
 # ---------------------------------------------------------------------------- tables
 def _ms(v):
-    v = np.asarray(v, float)
-    return f"{v.mean():.2f} ± {v.std():.2f}" if v.size > 1 else f"{v.mean():.2f}"
+    return mean_sd(v, alone=True)
 
 
 def _draws_cell(k, full):
@@ -477,7 +478,7 @@ def run_long_path(cfg, args, cache, compute=True):
     """Accuracy vs t over a long IIP run (T = cfg["path_T"], inner = ceil(sqrt(T))) on the
     three small UCI sets, K0 coupled and K0 = I, with the objective and the tie fraction."""
     out = {}
-    for name in ("sonar", "heart", "ionosphere"):
+    for name in PATH_DATA:
         g = {}
         for d in range(cfg["path_draws"]):
             key = draw_key("path", name, d, args.seed, cfg["quick"])
@@ -676,9 +677,9 @@ def _reproduce(args) -> int:
     compute = not assemble
     out_dir(args)
     cache_dir = _cache_dir(args, "draws")
-    cache = TrialCache(cache_dir)
+    cache = unit_cache(args, "draws")
     if not args.resume and compute:  # --no-resume: recompute the selected draws
-        cache = _Fresh(cache_dir)
+        cache = _Fresh(cache_dir, cache.version)
     full = _config(False)
     thr = cfg["mnist_similarity"]
     sim_opt = f" --mnist-similarity {thr:g}" if thr != MNIST_SIMILARITY else ""
@@ -745,10 +746,27 @@ def _reproduce(args) -> int:
     return 0
 
 
+def _needs(args):
+    """The data sets of the selected tables (``--only``, ``--datasets``)."""
+    keep = set(args.datasets.split(",")) if args.datasets else None
+    q = _config(args.quick)
+
+    def kept(names):
+        return tuple(n for n in names if keep is None or n in keep)
+
+    mnist = {t: ("mnist",) if kept(f"mnist-{a}v{b}" for a, b in q[key]) else ()
+             for t, key in (("1", "t1_mnist"), ("2", "t2_mnist"))}
+    table = {"1": kept(q["uci"]) + mnist["1"], "2": mnist["2"], "4": (), "path": PATH_DATA}
+    return {t: table[t] for t in only_set(args, TABLES)}
+
+
 def add_reproduce_parser(subparsers):
     p = subparsers.add_parser("spore", help="SPORE (NIPS 2015): Tables 1, 2, 4 and the "
                               "accuracy-vs-iterations / K0 study")
     add_common_options(p, "spore", only=TABLES, cache_sub="draws", unused=("--n-jobs",),
+                       needs=_needs,
+                       code=(("semisup.spore", "semisup.baselines", "semisup.datasets"),
+                             PROTOCOL),
                        only_help="tables to run (default all; path = long IIP runs, accuracy "
                                  "vs t for both K0)",
                        reps_help="draws (labelled sets) per data set in every selected table "
@@ -878,7 +896,7 @@ def _bench(args) -> int:
              f"Machine: {_machine()}  ",
              f"Date: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC  ",
              f"Load average at start: {_load()}", ""]
-    if pairs:
+    if pairs and "pairs" in (args.only or ["pairs"]):
         rows = bench_table2(pairs, args.n, args)
         target = BENCH_TARGET.get(args.n)
         lines += [f"## Table 2 setting: {args.n} MNIST nodes, 10 % labels, T = 5 outer x 20 "
@@ -960,7 +978,9 @@ def add_bench_parser(subparsers):
                    help="largest T of IIP on the whole graph in the SDP race (0: skip)")
     add_common_options(p, "spore", "bench",
                        unused=("--cache", "--reps", "--n-jobs", "--plot", "--resume",
-                               "--assemble-only", "--only"))
+                               "--assemble-only", "--only"),
+                       needs=lambda args: {**({"pairs": ("mnist",)} if args.pairs else {}),
+                                           **({"sizes": ()} if args.sizes else {})})
     p.set_defaults(func=cmd_bench)
 
 
