@@ -312,3 +312,17 @@ def test_laprls_device_path_refuses_what_it_cannot_do():
         LapSVM(early_stopping=None).fit(Xd, y_train)
     with pytest.raises(ValueError, match="validation set"):
         LapRLS(early_stopping=None).fit(Xd, y_train, X_val=X[:5], y_val=y[:5])
+
+
+@pytest.mark.parametrize("name", ["LaplacianAssignment", "SPORE", "GraphKernelSVM"])
+def test_graph_estimators_without_a_device_fit_refuse_device_input(name):
+    """Estimators whose fit runs on the host refuse a device X (and a device affinity) at
+    the front-end, before any work, naming the estimator and the way out."""
+    import semisup
+    X, y, y_train = _moons(60)
+    with pytest.raises(ValueError, match=rf"{name} runs on the host .* cupy.asnumpy"):
+        getattr(semisup, name)().fit(dev(X), y_train)
+    W = knn_search(X, 5)
+    W = graph_from_neighbors(*W)
+    with pytest.raises(ValueError, match=rf"{name} runs on the host"):
+        getattr(semisup, name)(affinity="precomputed").fit(dev(W), y_train)

@@ -272,6 +272,8 @@ random_state :
     True
     """
 
+    _device_fit = True     # a CuPy X: graph and CG on the device (semisup.engines.cupy)
+
     _parameter_constraints = {
         **GRAPH_PARAMETER_CONSTRAINTS,
         "class_mass_normalization": ["boolean"],

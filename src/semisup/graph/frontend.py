@@ -150,6 +150,21 @@ class GraphMixin:
                              dtype=[np.float64, np.float32],
                              ensure_min_samples=2 if reset else 1)
 
+    #: whether the estimator's fit runs where a device engine's arrays live (a GPU); the
+    #: others refuse such an input before any work (set by HarmonicFunction,
+    #: PoissonLearning and LapRLS)
+    _device_fit = False
+
+    def _check_engine(self, engine):
+        """``engine``, or a clear error when it keeps its arrays off the host and this
+        estimator has no fit there."""
+        if not engine.host_arrays and not self._device_fit:
+            raise ValueError(f"{type(self).__name__} runs on the host and cannot take input "
+                             f"of the {engine.name} engine (e.g. a CuPy array); pass it in "
+                             "memory (e.g. cupy.asnumpy(X)). HarmonicFunction, "
+                             "PoissonLearning and LapRLS fit there.")
+        return engine
+
     def _fit_graph(self, X, *, name="X"):
         """The symmetric training affinity ``W`` (canonical float64 CSR, zero diagonal; of
         the engine's sparse type).
@@ -167,7 +182,7 @@ class GraphMixin:
         self.graph_sigma_ = None
         self._graph_state = None
         if self.affinity == "precomputed":
-            engine = engine_for(X)
+            engine = self._check_engine(engine_for(X))
             check = getattr(engine, "check_affinity", None)
             if check is None:            # validated (and held) in memory
                 engine, check = get_engine(DEFAULT_ENGINE), check_affinity
@@ -176,7 +191,7 @@ class GraphMixin:
             self.affinity_matrix_ = W
             self._graph_state = (engine.name, None)
             return W, None
-        engine = engine_for(X)
+        engine = self._check_engine(engine_for(X))
         X = engine.check_points(self, X)
         self.n_features_in_ = X.shape[1]
         _warn_if_coincident(X, name)

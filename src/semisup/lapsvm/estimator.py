@@ -53,6 +53,8 @@ class _LaplacianKernelClassifier(SemiSupervisedMixin, GraphMixin, ClassifierMixi
                                  BaseEstimator):
     """Shared machinery: kernel, graph, label coding, validation set, prediction."""
 
+    _device_fit = True     # LapRLS on a CuPy X (lapsvm/_device.py; LapSVM refuses there)
+
     _parameter_constraints = {
         **GRAPH_PARAMETER_CONSTRAINTS,
         "gamma_A": [Interval(Real, 0, None, closed="left")],

@@ -221,6 +221,8 @@ random_state :
     True
     """
 
+    _device_fit = True     # a CuPy X: graph and CG on the device (semisup.engines.cupy)
+
     def __init__(self, *, affinity="knn", n_neighbors=10, weights="heat", graph_sigma=None,
                  threshold=None, metric="euclidean", knn_method="auto", n_jobs=None,
                  random_state=None, class_priors="labels", tol=1e-4, max_iter=None,
