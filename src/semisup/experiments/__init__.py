@@ -31,6 +31,7 @@ PAPERS = {
     "foundation": "semisup.experiments.foundation",
     "scaling": "semisup.experiments.scaling",
     "defaults": "semisup.experiments.defaults",
+    "lowlabel": "semisup.experiments.lowlabel",
 }
 
 #: ``semisup reproduce <name>`` sub-commands -> one-line help (shown without importing)
@@ -52,6 +53,8 @@ BENCH = {
     "foundation": "kNN graph and harmonic-function benchmarks on MNIST",
     "scaling": "time and memory against n; exact kNN of MNIST vs scikit-learn",
     "defaults": "every estimator at its defaults: time and accuracy",
+    "lowlabel": "Poisson learning / Poisson-MBO vs Laplace at 1-5 labels per class on "
+                "MNIST, with GraphLearning",
 }
 
 
