@@ -365,7 +365,7 @@ n_unreached_ :
                           n_inner=self.n_inner, n_outer=self.n_outer,
                           volume_tol=self.volume_tol)
         log(f"[PoissonMBO] MBO: {self.n_outer} x {self.n_inner} heat steps, "
-            f"{out.n_projection_iter} class-weight iterations, volume error "
+            f"{out.n_projection_iter} projection sweeps, volume error "
             f"{out.volume_error:.2g} ({time.perf_counter() - t0:.2f} s)", self.verbose)
         if out.volume_error > max(self.volume_tol, 1.0 / n):
             warn_convergence(f"PoissonMBO: the class fractions are {out.volume_error:.2g} "

@@ -70,8 +70,10 @@ def volume_projection(S, priors, weights=None, *, tol: float = 1e-3,
     solve the dual of the assignment of nodes to classes of fixed sizes (a piecewise-linear
     convex function of ``log w``), whose solution is unique up to the tolerance when the
     scores have no ties, so their labels agree up to the nodes within ``tol`` of a boundary.
-    The coordinate updates take a few sweeps (2 to 10 on MNIST, warm-started), each costing
-    ``K`` of GraphLearning's steps. ``S`` should be non-negative (scores scaled to ``[0, 1]``).
+    Warm-started from the previous outer step's weights, the coordinate updates take 0 to 2
+    sweeps per projection on MNIST (70 000 nodes, 10 classes; 5 s for Poisson-MBO's 20
+    projections where the fixed steps took about 10 000 iterations and 120 s), each sweep
+    costing about ``K`` of GraphLearning's steps. ``S`` should be non-negative (scores scaled to ``[0, 1]``).
 
     Returns
     -------
