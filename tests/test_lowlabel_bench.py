@@ -74,6 +74,25 @@ def test_the_accuracies_are_those_of_the_estimators(tmp_path, monkeypatch):
         assert got == pytest.approx(np.mean(pred[ys == -1] == y[ys == -1]))
 
 
+def test_self_tuned_rows_get_their_own_graph(tmp_path, monkeypatch):
+    from semisup import PoissonLearning
+    monkeypatch.setattr(lowlabel, "_graph_learning", lambda: None)
+    X, y = _data()
+    args = _args(tmp_path, "--rates", "1", "--reps", "1", "--threads", "1", "--methods",
+                 "PoissonLearning,PoissonLearning-self_tuning")
+    lowlabel._bench(args, data=(X, y))
+    text = open(os.path.join(tmp_path, "lowlabel.md")).read()
+    assert "weights='self_tuning'" in text and "weights='heat'" in text   # two graphs
+    raw = json.load(open(os.path.join(tmp_path, "lowlabel.json")))
+    ys = np.full_like(y, -1)
+    from semisup.datasets.splits import labeled_per_class
+    lab = labeled_per_class(y, 1, random_state=0)
+    ys[lab] = y[lab]
+    pred = PoissonLearning(weights="self_tuning").fit(X, ys).transduction_
+    assert raw["acc"]["lib|1|PoissonLearning-self_tuning"][0] == pytest.approx(
+        np.mean(pred[ys == -1] == y[ys == -1]))
+
+
 def test_graphlearning_peer_on_both_graphs(tmp_path):
     pytest.importorskip("graphlearning")
     pytest.importorskip("annoy")

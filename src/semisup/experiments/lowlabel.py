@@ -17,6 +17,9 @@ defaults built once from X through the estimator's front-end, timed, and reused 
 (``gl``). Graph time and solve time are reported apart, at each ``--threads`` BLAS thread
 count (the graphs and the fits of draw 0 are timed at each; later draws run at the first).
 
+``--methods`` also takes ``PoissonLearning-self_tuning`` and ``PoissonMBO-self_tuning``
+(opt-in): the two Poisson estimators with ``weights="self_tuning"``, on their own graph from X.
+
 ``--quick`` is a random subset of 5 000 points and 2 draws, written under ``--out``; a run
 restricted by ``--rates``, ``--methods`` or ``--graphs`` also writes under ``--out``. The full
 run writes ``docs/benchmarks/lowlabel.md``.
@@ -51,8 +54,15 @@ METHODS = {
     "gl.poisson": "GraphLearning poisson",
     "gl.poisson_mbo": "GraphLearning poisson_mbo (true class priors)",
 }
+#: opt-in rows (``--methods``): the Poisson estimators on the self-tuned graph from X (the
+#: library's graph only), to choose their default weights
+EXTRA_METHODS = {
+    "PoissonLearning-self_tuning": "semisup PoissonLearning(weights=\"self_tuning\")",
+    "PoissonMBO-self_tuning": "semisup PoissonMBO(weights=\"self_tuning\")",
+}
+ALL_METHODS = {**METHODS, **EXTRA_METHODS}
 #: the slow ones, run on ``--mbo-reps`` draws
-MBO_METHODS = ("PoissonMBO", "PoissonMBO-true", "gl.poisson_mbo")
+MBO_METHODS = ("PoissonMBO", "PoissonMBO-true", "gl.poisson_mbo", "PoissonMBO-self_tuning")
 
 
 def _graph_learning():
@@ -65,11 +75,14 @@ def _graph_learning():
 
 def _estimator(key, priors, **params):
     from .. import HarmonicFunction, LaplacianAssignment, PoissonLearning, PoissonMBO
+    base, _, variant = key.partition("-")
     cls = {"PoissonLearning": PoissonLearning, "PoissonMBO": PoissonMBO,
-           "PoissonMBO-true": PoissonMBO, "HarmonicFunction": HarmonicFunction,
-           "LaplacianAssignment": LaplacianAssignment}[key]
-    if key == "PoissonMBO-true":
+           "HarmonicFunction": HarmonicFunction,
+           "LaplacianAssignment": LaplacianAssignment}[base]
+    if variant == "true":
         params["class_priors"] = priors
+    elif variant == "self_tuning" and params.get("affinity") != "precomputed":
+        params["weights"] = "self_tuning"
     return cls(**params)
 
 
@@ -189,7 +202,8 @@ def _bench(args, data=None) -> int:
         graph_rows.append(dict(graph="gl", how="gl.weightmatrix.knn(X, 10) (annoy, "
                                "self-tuned Gaussian)", edges=Wg.nnz // 2, times=times))
         for m in methods:
-            Ws["gl", m] = Wg
+            if m not in EXTRA_METHODS:
+                Ws["gl", m] = Wg
     if "lib" in graphs:
         for m in methods:
             if m.startswith("gl."):
@@ -216,7 +230,7 @@ def _bench(args, data=None) -> int:
     text = _report(args, n, reps, mbo_reps, threads, graphs, methods, graph_rows, acc,
                    solve, gl)
     full = not args.quick and tuple(args.rates) == RATES and \
-        set(args.methods) == set(METHODS) and tuple(args.graphs) == GRAPHS
+        set(args.methods) >= set(METHODS) and tuple(args.graphs) == GRAPHS
     docs = repo_docs()
     path = os.path.join(str(docs), "benchmarks", "lowlabel.md") if full and docs else \
         os.path.join(args.out, "lowlabel.md")
@@ -290,7 +304,7 @@ def _report(args, n, reps, mbo_reps, threads, graphs, methods, graph_rows, acc, 
                   "|---|" + "---|" * len(args.rates)]
         for m in methods:
             if any((g, r, m) in acc for r in args.rates):
-                lines.append(f"| {METHODS[m]} | " + " | ".join(
+                lines.append(f"| {ALL_METHODS[m]} | " + " | ".join(
                     _mean_sd(acc.get((g, r, m), [])) for r in args.rates) + " |")
         lines += ["", f"Solve seconds on the {g} graph (draw 0, graph excluded):", "",
                   "| method | " + " | ".join(f"{r}/class, {t} thr" for r in args.rates
@@ -298,7 +312,7 @@ def _report(args, n, reps, mbo_reps, threads, graphs, methods, graph_rows, acc, 
                   "|---|" + "---|" * (len(args.rates) * len(threads))]
         for m in methods:
             if any((g, r, m, threads[0]) in solve for r in args.rates):
-                lines.append(f"| {METHODS[m]} | " + " | ".join(
+                lines.append(f"| {ALL_METHODS[m]} | " + " | ".join(
                     f"{solve[g, r, m, t]:.1f}" if (g, r, m, t) in solve else "–"
                     for r in args.rates for t in threads) + " |")
         lines.append("")
@@ -346,8 +360,9 @@ def add_bench_parser(subparsers) -> None:
         unused=("--cache", "--n-jobs", "--plot", "--resume", "--assemble-only", "--only"))
     p.add_argument("--rates", type=_ints, default=list(RATES),
                    help="labels per class (comma list; default 1,3,5)")
-    p.add_argument("--methods", type=_list(tuple(METHODS)), default=list(METHODS),
-                   help="comma list of " + ", ".join(METHODS) + " (default all)")
+    p.add_argument("--methods", type=_list(tuple(ALL_METHODS)), default=list(METHODS),
+                   help="comma list of " + ", ".join(ALL_METHODS) + " (default all but the "
+                        "two self_tuning rows)")
     p.add_argument("--graphs", type=_list(GRAPHS), default=list(GRAPHS),
                    help="lib (the library's graph from X), gl (GraphLearning's; needs "
                         "graphlearning and annoy); default both")
