@@ -306,8 +306,8 @@ n_unreached_ :
     Cost: the Poisson solve, then ``n_outer * n_inner`` products of ``W`` with an ``n x K``
     block and the thresholdings' sweeps of exact class-weight updates
     (:func:`~semisup.poisson.mbo.volume_projection`, O(n K^2) each, a few per thresholding
-    where GraphLearning's fixed gradient steps take thousands of O(n K) iterations). The defaults are GraphLearning 1.7.5's
-    ``poisson_mbo``.
+    where GraphLearning's fixed gradient steps take thousands of O(n K) iterations). The
+    defaults are GraphLearning 1.7.5's ``poisson_mbo``.
 
     Examples
     --------

@@ -73,7 +73,8 @@ def volume_projection(S, priors, weights=None, *, tol: float = 1e-3,
     Warm-started from the previous outer step's weights, the coordinate updates take 0 to 2
     sweeps per projection on MNIST (70 000 nodes, 10 classes; 5 s for Poisson-MBO's 20
     projections where the fixed steps took about 10 000 iterations and 120 s), each sweep
-    costing about ``K`` of GraphLearning's steps. ``S`` should be non-negative (scores scaled to ``[0, 1]``).
+    costing about ``K`` of GraphLearning's steps. ``S`` should be non-negative (scores
+    scaled to ``[0, 1]``).
 
     Returns
     -------
