@@ -170,7 +170,7 @@ def _bench(args, data=None) -> int:
     for m in methods:
         if not m.startswith("gl."):
             _quiet(lambda: _estimator(m, priors).fit(X[:m0], ys_w))
-    # ---- graphs: each built once per thread count, the first build kept
+    # ---- graphs: each built once per thread count (timed), the last build kept
     graph_rows, Ws = [], {}       # Ws[(graph, method)] -> affinity
     ours = [m for m in methods if not m.startswith("gl.")]
     if "lib" in graphs:
@@ -196,7 +196,9 @@ def _bench(args, data=None) -> int:
                 params = dict(gk)
                 graph_rows.append(dict(graph="lib", how=f"{m}().fit(X, y) front-end: "
                                        f"n_neighbors={params['n_neighbors']}, weights="
-                                       f"{params['weights']}", edges=W.nnz // 2,
+                                       f"{params['weights']}, knn_method="
+                                       f"{params['knn_method']}{_resolved(params, n)}",
+                                       edges=W.nnz // 2,
                                        times={t: v[1] for t, v in times.items()},
                                        fit={t: v[0] for t, v in times.items()}))
             Ws["lib", m] = built[gk]
@@ -252,6 +254,18 @@ def _bench(args, data=None) -> int:
     print(text)
     print(f"\nWritten to {path}", file=sys.stderr)
     return 0
+
+
+def _resolved(params, n):
+    """What ``knn_method="auto"`` chose (the front-end's rule), for the record."""
+    from .._optional import available
+    from ..graph.neighbors import AUTO_APPROX_THRESHOLD
+    if params["knn_method"] != repr("auto"):
+        return ""
+    if n > AUTO_APPROX_THRESHOLD and available("pynndescent"):
+        return (f" (approximate: pynndescent NN-descent above {AUTO_APPROX_THRESHOLD} "
+                "points, random_state=None)")
+    return " (exact)"
 
 
 def _quiet(fn):
