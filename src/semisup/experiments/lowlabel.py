@@ -268,6 +268,14 @@ def _resolved(params, n):
     return " (exact)"
 
 
+def _version(dist):
+    from importlib.metadata import PackageNotFoundError, version
+    try:
+        return version(dist)
+    except PackageNotFoundError:
+        return "(version unknown)"
+
+
 def _quiet(fn):
     """``fn()`` without the estimators' warnings (the degeneracy warning of the Laplace
     methods at one label per class is the point of the benchmark, not news)."""
@@ -300,7 +308,7 @@ def _report(args, n, reps, mbo_reps, threads, graphs, methods, graph_rows, acc, 
         lines += ["GraphLearning (`graphlearning`, extra `[bench]`) is not importable here: "
                   "its graph and its methods are skipped.", ""]
     else:
-        lines += [f"GraphLearning {getattr(gl, '__version__', '')} is the peer; its "
+        lines += [f"GraphLearning {_version('graphlearning')} is the peer; its "
                   "`poisson_mbo` is given the true class fractions as class priors (the "
                   "paper's setting), as is the row `PoissonMBO-true`.", ""]
     lines += ["## Graphs", "",
