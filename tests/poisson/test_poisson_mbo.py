@@ -30,6 +30,51 @@ def test_volume_projection_meets_the_class_fractions():
     assert np.abs(np.bincount(np.argmax(S, 1), minlength=4) / 5000 - priors).max() > 0.1
 
 
+def test_volume_projection_two_classes_is_the_ratio_sort():
+    # oracle: with two classes, class 1 takes exactly the nodes of largest S_i1 / S_i0
+    rng = np.random.default_rng(1)
+    S = rng.random((2001, 2))
+    for b1 in (0.1, 0.37, 0.8):
+        labels, w, err, _ = volume_projection(S, [1 - b1, b1], tol=0.0)
+        m = int(np.rint(b1 * 2001))
+        expected = np.zeros(2001, dtype=int)
+        expected[np.argsort(S[:, 1] / S[:, 0])[-m:]] = 1
+        np.testing.assert_array_equal(labels, expected)
+        assert err <= 1 / 2001
+
+
+def _fixed_step_projection(S, priors, tol):
+    """GraphLearning's iteration w <- w - 0.1 (f(w) - b), written out (the oracle)."""
+    n, K = S.shape
+    w = np.ones(K)
+    for _ in range(100_000):
+        labels = np.argmax(S * w, axis=1)
+        grad = np.bincount(labels, minlength=K) / n - priors
+        if np.abs(grad).max() <= tol:
+            return labels
+        w = w - 0.1 * grad
+        w /= w[0]
+    raise AssertionError("the fixed-step oracle did not converge")
+
+
+def test_volume_projection_agrees_with_the_fixed_step_iteration():
+    # both reach the unique class weights of the constraint (up to the tolerance): the
+    # labels differ only at the few nodes within tol of a boundary
+    rng = np.random.default_rng(2)
+    S = rng.random((4000, 5)) ** 2
+    S[:, 2] *= 1.5
+    S /= S.max()
+    priors = np.array([0.3, 0.25, 0.2, 0.15, 0.1])
+    ref = _fixed_step_projection(S, priors, 1e-3)
+    labels, w, err, sweeps = volume_projection(S, priors, tol=1e-3)
+    assert err <= 1e-3 and sweeps <= 20
+    assert np.mean(labels != ref) < 0.01
+    # warm-started from its own weights it stops at once
+    again = volume_projection(S, priors, w, tol=1e-3)
+    assert again[3] == 0
+    np.testing.assert_array_equal(again[0], labels)
+
+
 @pytest.mark.parametrize("priors", ["uniform", [0.4, 0.3, 0.2, 0.1]])
 def test_mbo_labels_meet_the_volume_constraint(priors):
     X, y, ys = _blobs(0, n=1000)

@@ -32,6 +32,7 @@ PAPERS = {
     "scaling": "semisup.experiments.scaling",
     "defaults": "semisup.experiments.defaults",
     "gpu": "semisup.experiments.gpu",
+    "lowlabel": "semisup.experiments.lowlabel",
 }
 
 #: ``semisup reproduce <name>`` sub-commands -> one-line help (shown without importing)
@@ -54,6 +55,8 @@ BENCH = {
     "scaling": "time and memory against n; exact kNN of MNIST vs scikit-learn",
     "defaults": "every estimator at its defaults: time and accuracy",
     "gpu": "the GPU engine on MNIST: kNN graph, solves, estimators, LapRLS",
+    "lowlabel": "Poisson learning / Poisson-MBO vs Laplace at 1-5 labels per class on "
+                "MNIST, with GraphLearning",
 }
 
 
