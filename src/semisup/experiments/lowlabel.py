@@ -61,8 +61,9 @@ EXTRA_METHODS = {
     "PoissonMBO-self_tuning": "semisup PoissonMBO(weights=\"self_tuning\")",
 }
 ALL_METHODS = {**METHODS, **EXTRA_METHODS}
-#: the slow ones, run on ``--mbo-reps`` draws
-MBO_METHODS = ("PoissonMBO", "PoissonMBO-true", "gl.poisson_mbo", "PoissonMBO-self_tuning")
+#: the slow ones (a minute or more a fit on MNIST), run on ``--mbo-reps`` draws
+MBO_METHODS = ("PoissonMBO", "PoissonMBO-true", "gl.poisson_mbo", "PoissonMBO-self_tuning",
+               "LaplacianAssignment")
 
 
 def _graph_learning():
@@ -298,7 +299,7 @@ def _report(args, n, reps, mbo_reps, threads, graphs, methods, graph_rows, acc, 
              + (" (random subset, `--quick`)" if args.quick else ""),
              f"- labels: {', '.join(map(str, args.rates))} per class, draw d = "
              "`labeled_per_class(y, rate, random_state=d)`; "
-             f"{reps} draws, {mbo_reps} for the Poisson-MBO rows",
+             f"{reps} draws, {mbo_reps} for the slow rows (Poisson-MBO, LaplacianAssignment)",
              "- accuracy on the unlabelled points, mean ± sd over draws (number of draws)",
              f"- timings: {th} (threadpoolctl); the graphs and draw 0 at each, later draws "
              f"at {threads[0]}; after an untimed fit of each method on 2 000 points (numba "
@@ -398,7 +399,7 @@ def add_bench_parser(subparsers) -> None:
                    help="lib (the library's graph from X), gl (GraphLearning's; needs "
                         "graphlearning and annoy); default both")
     p.add_argument("--mbo-reps", type=int, default=None,
-                   help="draws for the Poisson-MBO rows (default: --reps)")
+                   help="draws for the slow rows: Poisson-MBO and LaplacianAssignment (default: --reps)")
     p.add_argument("--threads", type=_ints, default=[1, 2],
                    help="BLAS thread counts of the timings (default 1,2)")
     p.set_defaults(func=run_bench)
