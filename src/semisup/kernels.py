@@ -28,7 +28,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions, validate_params
 
 from ._validation import _as_numeric_matrix, check_finite, check_memory
-from .engines import DEFAULT_ENGINE, engine_for, engine_name
+from .engines import DEFAULT_ENGINE, engine_for_types
 
 _KERNELS = ("rbf", "polynomial", "linear")
 
@@ -366,7 +366,7 @@ def scale_sigma(X) -> float:
 def make_kernel(X, Y=None, *, kernel: str = "rbf", sigma="scale", degree: int = 3,
                 gamma: float = 1.0, coef0: float = 0.0, dtype=np.float64,
                 training: bool | None = None, random_state=None, owner: str = "the model",
-                checked: bool = False, transform=None):
+                checked: bool = False, transform=None, engine=None):
     """The kernel a kernel method trains or predicts with, with the checks it needs.
 
     One call per kernel: the RBF width from the data (``sigma="scale"``, see
@@ -415,6 +415,10 @@ def make_kernel(X, Y=None, *, kernel: str = "rbf", sigma="scale", degree: int = 
     transform : ndarray of shape (m, r), optional
         Return ``K @ transform`` (in ``dtype``; each block product in float64), computed
         row block by row block. Needs ``Y``.
+    engine : Engine, optional
+        The engine serving ``X`` and ``Y``, when the caller looked it up already (an
+        estimator does once per fit); default: :func:`semisup.engines.engine_for_types` of
+        their types.
 
     Returns
     -------
@@ -449,8 +453,10 @@ def make_kernel(X, Y=None, *, kernel: str = "rbf", sigma="scale", degree: int = 
         return K, (1.0 if sigma == "scale" else float(sigma))
     sigma = scale_sigma(X) if sigma == "scale" else float(sigma)
     kw = dict(sigma=sigma, degree=degree, gamma=gamma, coef0=coef0)
-    if not _in_process(X) or not (Y is None or _in_process(Y)):
-        K = _engine_kernel(X, Y, kernel, dtype, kw)
+    if engine is None:
+        engine = engine_for_types(type(X), type(Y))
+    if engine.name != DEFAULT_ENGINE:   # e.g. row blocks on the Dask workers
+        K = engine.kernel(X, Y, kernel, dtype=dtype, **kw)
         if training:
             _check_magnitude(K, K.max_abs())
         if transform is not None:
@@ -484,16 +490,6 @@ def make_kernel(X, Y=None, *, kernel: str = "rbf", sigma="scale", degree: int = 
     if training:
         _check_magnitude(K, top)
     return K, sigma
-
-
-def _in_process(X):
-    """Whether X is computed on here (numpy, scipy, lists), not by an engine (dask)."""
-    return engine_name(X) == DEFAULT_ENGINE
-
-
-def _engine_kernel(X, Y, kernel, dtype, kw):
-    """The kernel of an engine's X (row blocks on the Dask workers), from its engine."""
-    return engine_for(X, Y).kernel(X, Y, kernel, dtype=dtype, **kw)
 
 
 def _float64(X):

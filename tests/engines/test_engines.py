@@ -11,7 +11,8 @@ import scipy.sparse as sp
 
 from semisup import HarmonicFunction
 from semisup import engines
-from semisup.engines import Engine, engine_for, engine_name, get_engine, register_engine
+from semisup.engines import (Engine, engine_for, engine_for_types, engine_name, get_engine,
+                             register_engine)
 from semisup.graph import knn_search
 from semisup.graph.engine import InProcessEngine, fit_knn_graph, query_knn_affinity
 
@@ -130,6 +131,40 @@ def test_two_engines_cannot_be_mixed(fake_engine):
     GpuLike.__module__ = "cupy"
     with pytest.raises(ValueError, match="different engines"):
         engine_for(np.zeros((2, 2)).view(FakeArray), GpuLike())
+
+
+def test_types_alone_choose_the_engine(fake_engine):
+    """engine_for_types answers what engine_for answers for arrays of those types, for
+    engines registered by module prefixes (the built-ins) and by a detect(x) callable (the
+    fake one); None (an optional W) is ignored, two kinds refused."""
+    class GpuLike:
+        pass
+    GpuLike.__module__ = "cupy._core.core"
+    X = np.zeros((3, 2))
+    Xf = X.view(FakeArray)
+    for x in (X, sp.csr_matrix(X), X.tolist(), Xf):
+        assert engine_for_types(type(x)) is engine_for(x)
+        assert engine_for_types(type(x), type(None), None) is engine_for(x, None)
+    assert engine_for_types(FakeArray).name == engine_name(Xf) == "fake"
+    assert engine_name(GpuLike()) == "cupy"
+    assert engine_for_types().name == "numpy"
+    with pytest.raises(ValueError, match="different engines"):
+        engine_for_types(FakeArray, GpuLike)
+
+
+def test_the_kernel_takes_the_engine_it_is_given(fake_engine):
+    """make_kernel(engine=...) uses the caller's engine instead of detecting one: an engine
+    other than the in-process one computes the kernel (here: refuses to, as the interface
+    does by default)."""
+    from semisup.kernels import make_kernel
+    X = np.random.default_rng(0).normal(size=(6, 2))
+    K, sigma = make_kernel(X, engine=get_engine("numpy"))
+    np.testing.assert_array_equal(K, make_kernel(X)[0])
+
+    class NoKernel(Engine):
+        name = "nokernel"
+    with pytest.raises(NotImplementedError, match="computes no kernel"):
+        make_kernel(X, sigma=1.0, engine=NoKernel())
 
 
 def test_engine_interface_is_abstract():

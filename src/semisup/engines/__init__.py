@@ -2,7 +2,10 @@
 
 The graph front-end (:class:`semisup.graph.frontend.GraphMixin`) and
 :func:`semisup.graph.knn_search` ask :func:`engine_for` which engine serves their input and
-call it; they never import a backend. Dispatch runs one way: an engine implementation may
+call it; they never import a backend. The choice needs the input's type only:
+:func:`engine_for_types` takes the types, so that an estimator looks its engine up once per
+fit and hands it down (to the front-end, :func:`semisup.kernels.make_kernel`) instead of
+every step detecting it again from ``X``. Dispatch runs one way: an engine implementation may
 import :mod:`semisup.graph` (it reuses the graph recipes), the graph package never imports
 an engine implementation, only this registry, which loads the implementation by name on
 first use.
@@ -26,7 +29,10 @@ Subclass :class:`Engine` and implement
 ``knn_search(X, n_neighbors, *, metric="euclidean", Q=None, method="auto", n_jobs=None,
 random_state=None) -> (dist, ind)``
     Exact (or, if the engine offers it, approximate) directed kNN lists, the point itself
-    excluded when ``Q`` is None; numpy ``(m, k)`` arrays, distances ascending.
+    excluded when ``Q`` is None; numpy ``(m, k)`` arrays, distances ascending. A search that
+    can skip its input checks for points that ``check_points`` validated may also take
+    ``validated=False`` (the in-process one does; ``fit_knn_graph(..., validated=True)``
+    passes it).
 ``fit_graph(est, X) -> GraphFit``
     The training graph: ``GraphFit(W, X, graph_sigma, state)``. The kNN recipe that every
     engine shares (width from the distances, weights, symmetrization, checks) is
@@ -47,8 +53,9 @@ PoissonLearning) and ``laprls_fit`` (LapRLS with the full kernel); see
 An engine reads the estimator's graph parameters and writes nothing on it: the front-end
 sets ``affinity_matrix_``, ``graph_sigma_`` and its private ``_graph_state`` from the
 :class:`GraphFit`. Then register it with :func:`register_engine` (the built-in ones are
-registered at the bottom of this module): ``detect`` must look at the input's type only
-(``type(x).__module__``), so that recognising an input imports nothing optional, and the
+registered at the bottom of this module): ``detect`` names the packages whose types the
+engine serves (module prefixes, e.g. ``("cupy", "cupyx")``), so that recognising an input
+imports nothing optional and needs only its type, and the
 implementation is named as ``"module:attr"``, imported the first time an input of its kind
 arrives. An implementation module that cannot be imported gives an ImportError naming the
 extra that installs what it needs.
@@ -59,19 +66,22 @@ Examples
 >>> from semisup.engines import engine_for
 >>> engine_for(np.zeros((3, 2))).name
 'numpy'
+>>> engine_for_types(np.ndarray, type(None)).name
+'numpy'
 """
 
 from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Callable
 
 from .._optional import _EXTRAS
 from ._base import Engine, GraphFit
 
-__all__ = ["Engine", "GraphFit", "register_engine", "engine_for", "engine_name", "get_engine",
-           "array_namespace", "DEFAULT_ENGINE"]
+__all__ = ["Engine", "GraphFit", "register_engine", "engine_for", "engine_for_types",
+           "engine_name", "get_engine", "array_namespace", "DEFAULT_ENGINE"]
 
 #: the in-process engine, for every input no registered engine recognises
 DEFAULT_ENGINE = "numpy"
@@ -79,13 +89,31 @@ DEFAULT_ENGINE = "numpy"
 
 @dataclass(frozen=True)
 class _Registration:
-    detect: Callable[[object], bool] | None
+    matches: Callable[[str], bool] | None      # of a type's module name
     loader: str
     requires: str | None
 
 
 _REGISTRY: dict[str, _Registration] = {}
 _LOADED: dict[str, Engine] = {}
+
+
+@lru_cache(maxsize=256)
+def _stand_in(module: str):
+    """An object whose type is defined in ``module``: what a ``detect(x)`` callable, which
+    reads only ``type(x).__module__``, is shown when only the type is known."""
+    return type("StandIn", (), {"__module__": module})()
+
+
+def _module_matcher(detect):
+    if detect is None:
+        return None
+    if isinstance(detect, str):
+        detect = (detect,)
+    if isinstance(detect, tuple):
+        prefixes = detect
+        return lambda mod: any(mod == p or mod.startswith(p + ".") for p in prefixes)
+    return lambda mod: bool(detect(_stand_in(mod)))
 
 
 def register_engine(name: str, detect, loader: str, *, requires: str | None = None) -> None:
@@ -95,9 +123,11 @@ def register_engine(name: str, detect, loader: str, *, requires: str | None = No
     ----------
     name : str
         The engine's name (its ``Engine.name``).
-    detect : callable
-        ``detect(x) -> bool``; must look only at ``type(x).__module__`` (nothing may be
-        imported to recognise an input). ``None`` for the default engine.
+    detect : str, tuple of str or callable
+        The packages whose types the engine serves (``"dask.array"``: the types defined in
+        ``dask.array`` and its modules), or ``detect(x) -> bool`` looking only at
+        ``type(x).__module__`` (nothing may be imported to recognise an input; it may be
+        shown a stand-in of the type's module). ``None`` for the default engine.
     loader : str
         ``"package.module:Class"``, imported on first use; ``Class()`` is the engine.
     requires : str, optional
@@ -106,16 +136,20 @@ def register_engine(name: str, detect, loader: str, *, requires: str | None = No
     """
     if ":" not in loader:
         raise ValueError(f"loader must be 'module:attr', got {loader!r}.")
-    _REGISTRY[name] = _Registration(detect, loader, requires)
+    _REGISTRY[name] = _Registration(_module_matcher(detect), loader, requires)
     _LOADED.pop(name, None)
+
+
+def _name_of_module(mod: str) -> str:
+    for name, reg in _REGISTRY.items():
+        if reg.matches is not None and reg.matches(mod):
+            return name
+    return DEFAULT_ENGINE
 
 
 def engine_name(x) -> str:
     """The name of the engine that serves ``x`` (:data:`DEFAULT_ENGINE` when none claims it)."""
-    for name, reg in _REGISTRY.items():
-        if reg.detect is not None and reg.detect(x):
-            return name
-    return DEFAULT_ENGINE
+    return _name_of_module(type(x).__module__ or "")
 
 
 def get_engine(name: str) -> Engine:
@@ -139,19 +173,30 @@ def get_engine(name: str) -> Engine:
     return engine
 
 
+def engine_for_types(*types) -> Engine:
+    """The engine serving inputs of these types (``None`` entries ignored; ``type(None)``
+    too, so ``engine_for_types(type(X), type(W))`` takes an optional ``W``).
+
+    What :func:`engine_for` answers for arrays of these types: the dispatch reads the type
+    alone, so a caller that holds the arrays looks the engine up once and hands it down.
+    """
+    names = {_name_of_module(t.__module__ or "") for t in types
+             if t is not None and t is not type(None)} - {DEFAULT_ENGINE}
+    if len(names) > 1:
+        raise ValueError(f"the inputs belong to different engines ({', '.join(sorted(names))})"
+                         "; pass them all as one kind of array (e.g. np.asarray each).")
+    return get_engine(names.pop() if names else DEFAULT_ENGINE)
+
+
 def engine_for(*arrays) -> Engine:
     """The engine serving these arrays (``None`` entries ignored).
 
     In-memory inputs (numpy, scipy.sparse, lists, ...) go to the in-process engine; an
     input of a registered kind (a dask array, a CuPy array) to its engine, which may take
     in-memory arrays beside it (e.g. query points). Arrays of two different registered
-    kinds cannot be mixed.
+    kinds cannot be mixed. The convenience form of :func:`engine_for_types`.
     """
-    names = {engine_name(a) for a in arrays if a is not None} - {DEFAULT_ENGINE}
-    if len(names) > 1:
-        raise ValueError(f"the inputs belong to different engines ({', '.join(sorted(names))})"
-                         "; pass them all as one kind of array (e.g. np.asarray each).")
-    return get_engine(names.pop() if names else DEFAULT_ENGINE)
+    return engine_for_types(*(type(a) for a in arrays if a is not None))
 
 
 def array_namespace(a):
@@ -162,14 +207,11 @@ def array_namespace(a):
 
 def _module_is(*prefixes):
     """``detect`` for the types defined in the packages ``prefixes`` (and their modules)."""
-    def detect(x):
-        mod = type(x).__module__ or ""
-        return any(mod == p or mod.startswith(p + ".") for p in prefixes)
-    return detect
+    return tuple(prefixes)
 
 
 register_engine(DEFAULT_ENGINE, None, "semisup.graph.engine:InProcessEngine")
-register_engine("dask", _module_is("dask.array"), "semisup.distributed.engine:DaskEngine",
+register_engine("dask", "dask.array", "semisup.distributed.engine:DaskEngine",
                 requires="dask")
-register_engine("cupy", _module_is("cupy", "cupyx"), "semisup.engines.cupy:CupyEngine",
+register_engine("cupy", ("cupy", "cupyx"), "semisup.engines.cupy:CupyEngine",
                 requires="cupy")

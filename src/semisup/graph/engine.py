@@ -38,13 +38,15 @@ def _seed(random_state):
                                      else random_state).integers(2 ** 31 - 1))
 
 
-def fit_knn_graph(engine: Engine, est, X) -> GraphFit:
+def fit_knn_graph(engine: Engine, est, X, *, validated: bool = False) -> GraphFit:
     """The symmetric kNN graph of the estimator's parameters, searched by ``engine``.
 
     ``n_neighbors`` is lowered to ``n - 1`` (with a warning) on fewer points; the heat
     width is ``graph_sigma`` or the mean non-zero kNN distance (:func:`heat_sigma`). The
     state kept for new points is ``(X, k, kth)``: ``kth`` the training points' distances to
     their ``k``-th neighbour, which self-tuned weights of new points need (else None).
+    ``validated=True`` tells an engine whose ``knn_search`` takes ``validated`` (the
+    in-process one) that ``X`` passed the front-end's checks, which it need not repeat.
     """
     n = X.shape[0]
     k = est.n_neighbors
@@ -52,8 +54,10 @@ def fit_knn_graph(engine: Engine, est, X) -> GraphFit:
         warnings.warn(f"n_neighbors={k} is not smaller than the number of points ({n}); "
                       f"using {n - 1}.", UserWarning, stacklevel=5)
         k = n - 1
+    checked = {"validated": True} if validated else {}
     dist, ind = engine.knn_search(X, k, metric=est.metric, method=est.knn_method,
-                                  n_jobs=est.n_jobs, random_state=_seed(est.random_state))
+                                  n_jobs=est.n_jobs, random_state=_seed(est.random_state),
+                                  **checked)
     sigma = None
     if est.weights == "heat":
         sigma = est.graph_sigma if est.graph_sigma is not None else heat_sigma(dist)
@@ -80,10 +84,14 @@ class InProcessEngine(Engine):
     name = "numpy"
 
     def knn_search(self, X, n_neighbors, *, metric="euclidean", Q=None, method="auto",
-                   n_jobs=None, random_state=None):
+                   n_jobs=None, random_state=None, validated=False):
+        """:meth:`Engine.knn_search`; ``validated=True``: ``X`` passed the front-end's
+        checks (2-D, float64 / float32, finite), not repeated
+        (:func:`~semisup.graph.neighbors.knn_search_in_memory`)."""
         if Q is None:
             return knn_search_in_memory(X, n_neighbors, metric=metric, method=method,
-                                        n_jobs=n_jobs, random_state=random_state)
+                                        n_jobs=n_jobs, random_state=random_state,
+                                        validated=validated)
         # a brute-force index only keeps a reference to X
         nn = NearestNeighbors(n_neighbors=n_neighbors, metric=metric, algorithm="brute",
                               n_jobs=n_jobs).fit(X)
@@ -91,7 +99,7 @@ class InProcessEngine(Engine):
 
     def fit_graph(self, est, X) -> GraphFit:
         if est.affinity == "knn":
-            return fit_knn_graph(self, est, X)
+            return fit_knn_graph(self, est, X, validated=True)
         n = X.shape[0]
         if est.affinity == "rbf_threshold":
             S, sigma = rbf_similarity(X, est.graph_sigma)

@@ -47,8 +47,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import validate_data
 
 from .._validation import _as_numeric_matrix, check_affinity, check_finite
-from ..engines import DEFAULT_ENGINE, engine_for, get_engine
-from ..engines import engine_for, get_engine
+from ..engines import DEFAULT_ENGINE, engine_for, engine_for_types, get_engine
 from .components import connected_components
 
 __all__ = ["GRAPH_PARAMS", "GRAPH_DEFAULTS", "GRAPH_PARAMETER_CONSTRAINTS", "GraphMixin",
@@ -165,24 +164,24 @@ class GraphMixin:
                              "PoissonLearning and LapRLS fit there.")
         return engine
 
-    def _fit_graph(self, X, *, name="X"):
+    def _fit_graph(self, X, *, name="X", engine=None):
         """The symmetric training affinity ``W`` (canonical float64 CSR, zero diagonal; of
         the engine's sparse type).
 
         With ``affinity="precomputed"`` ``X`` is validated as the affinity (where it lives
         when its engine checks affinities itself, e.g. a CuPy or ``cupyx`` matrix on the
         GPU, else in memory); otherwise ``X`` is validated as points (``n_features_in_`` is
-        set) and the graph is built by the engine of ``X``'s type
-        (:func:`semisup.engines.engine_for`: in process, on the Dask workers for a dask
-        array, on the GPU for a CuPy array). Sets ``affinity_matrix_``, ``graph_sigma_`` and
-        what ``_query_affinity`` needs. Returns ``(W, X)`` with ``X`` the validated points
-        (``None`` if precomputed).
+        set) and the graph is built by the engine of ``X``'s type (``engine``, when the
+        estimator looked it up already, else :func:`semisup.engines.engine_for_types`: in
+        process, on the Dask workers for a dask array, on the GPU for a CuPy array). Sets
+        ``affinity_matrix_``, ``graph_sigma_`` and what ``_query_affinity`` needs. Returns
+        ``(W, X)`` with ``X`` the validated points (``None`` if precomputed).
         """
         self._check_graph_options()
         self.graph_sigma_ = None
         self._graph_state = None
+        engine = self._check_engine(engine_for_types(type(X)) if engine is None else engine)
         if self.affinity == "precomputed":
-            engine = self._check_engine(engine_for(X))
             check = getattr(engine, "check_affinity", None)
             if check is None:            # validated (and held) in memory
                 engine, check = get_engine(DEFAULT_ENGINE), check_affinity
@@ -191,8 +190,10 @@ class GraphMixin:
             self.affinity_matrix_ = W
             self._graph_state = (engine.name, None)
             return W, None
-        engine = self._check_engine(engine_for(X))
-        X = engine.check_points(self, X)
+        # in-memory points are validated here (the default Engine.check_points would only
+        # call back); an engine's own arrays where they live
+        X = (self._validate_points(X, reset=True) if engine.name == DEFAULT_ENGINE
+             else engine.check_points(self, X))
         self.n_features_in_ = X.shape[1]
         _warn_if_coincident(X, name)
         fit = engine.fit_graph(self, X)

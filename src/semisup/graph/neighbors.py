@@ -526,9 +526,17 @@ def knn_search(X, n_neighbors: int = 10, *, metric: str = "euclidean", method: s
 
 
 def knn_search_in_memory(X, n_neighbors, *, metric="euclidean", method="auto", n_jobs=None,
-                         random_state=None):
-    """:func:`knn_search` of in-memory points (the in-process engine's search)."""
-    X = check_points(X)
+                         random_state=None, validated=False):
+    """:func:`knn_search` of in-memory points (the in-process engine's search).
+
+    ``validated=True`` skips :func:`check_points` for points already validated (2-D,
+    float64 or float32, finite; CSR if sparse), e.g. by the graph front-end: a caller that
+    has not checked them keeps the default, which refuses NaN, infinities and non-numbers.
+    """
+    if not validated:
+        X = check_points(X)
+    elif sp.issparse(X) and X.dtype != np.float64:
+        X = sp.csr_matrix(X, dtype=np.float64)      # as check_points gives sparse points
     n = X.shape[0]
     k = int(n_neighbors)
     if k >= n:

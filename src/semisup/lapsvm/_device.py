@@ -35,9 +35,10 @@ DEFAULT_TOL = 1e-6
 _QUERY_BLOCK_BYTES = 2 ** 29
 
 
-def on_device(X, W=None) -> bool:
-    """Whether ``X`` (and ``W``) belong to an engine that keeps its arrays off the host."""
-    return not engine_for(X, W).host_arrays
+def on_device(engine) -> bool:
+    """Whether the fit's ``engine`` (of ``X`` and ``W``, looked up once by the estimator:
+    :func:`semisup.engines.engine_for_types`) keeps its arrays off the host."""
+    return not engine.host_arrays
 
 
 def _refuse_unsupported(est, engine, X_val):
@@ -65,10 +66,11 @@ def _refuse_unsupported(est, engine, X_val):
                          "pass early_stopping=None and no X_val.")
 
 
-def fit(est, X, y, *, W=None, X_val=None, y_val=None):
-    """:meth:`LapRLS.fit` where ``X`` lives (see the module docstring). Returns ``est``."""
+def fit(est, X, y, *, W=None, X_val=None, y_val=None, engine=None):
+    """:meth:`LapRLS.fit` where ``X`` lives (see the module docstring), on ``engine`` (of
+    ``X`` and ``W``; looked up if not given). Returns ``est``."""
     name = type(est).__name__
-    engine = engine_for(X, W)
+    engine = engine_for(X, W) if engine is None else engine
     _refuse_unsupported(est, engine, X_val)
     y = check_semisup_labels(est._host_labels(y), estimator=name)[0]
     if est.affinity == "precomputed" and W is None:
@@ -86,7 +88,7 @@ def fit(est, X, y, *, W=None, X_val=None, y_val=None):
         # the model lives on the device of X (W, if validated in memory, is moved there)
         est._graph_state = (engine.name, None)
     else:
-        W, X = est._fit_graph(X)
+        W, X = est._fit_graph(X, engine=engine)
     n = X.shape[0]
     y, classes, labeled = check_semisup_labels(y, n, estimator=name)
     est.classes_ = classes

@@ -26,7 +26,7 @@ from .._validation import _fmt_bytes, check_semisup_labels
 from ..graph import laplacian
 from ..graph.degeneracy import warn_if_flat
 from ..graph.frontend import GRAPH_PARAMETER_CONSTRAINTS, GraphMixin
-from ..engines import engine_name
+from ..engines import engine_for_types
 from ..kernels import check_kernel_memory, make_kernel, scale_sigma
 from . import _device
 from .dual import dual_lapsvm
@@ -136,15 +136,16 @@ class _LaplacianKernelClassifier(SemiSupervisedMixin, GraphMixin, ClassifierMixi
                              f"list of them, got {self.early_stopping!r}.")
         return names
 
-    def _kernel(self, X, Y=None, *, training=None, dtype=None):
+    def _kernel(self, X, Y=None, *, training=None, dtype=None, engine=None):
         """``(K, sigma)`` from the one kernel entry point (:func:`~semisup.kernels.make_kernel`:
-        width, dtype, dense / sparse / precomputed / dask, its checks)."""
+        width, dtype, dense / sparse / precomputed / dask, its checks); ``engine``: the fit's,
+        when known."""
         return make_kernel(X, Y, kernel=self.kernel,
                            sigma=self.kernel_sigma if Y is None else self.kernel_sigma_,
                            degree=self.degree, coef0=self.coef0,
                            dtype=self.kernel_dtype if dtype is None else dtype,
                            training=training, random_state=self.random_state,
-                           owner=type(self).__name__, checked=True)
+                           owner=type(self).__name__, checked=True, engine=engine)
 
     def _prediction_kernel(self, X):
         """The kernel between new points and the training points (a precomputed one in
@@ -153,7 +154,7 @@ class _LaplacianKernelClassifier(SemiSupervisedMixin, GraphMixin, ClassifierMixi
                             training=False,
                             dtype=np.float64 if self.kernel == "precomputed" else None)[0]
 
-    def _basis_size(self, n, X=None):
+    def _basis_size(self, n, engine=None):
         """``m`` of the reduced expansion, or ``None`` for the full one.
 
         ``n_basis="auto"`` is the full expansion where it is the natural one: a precomputed
@@ -388,8 +389,9 @@ class _LaplacianKernelClassifier(SemiSupervisedMixin, GraphMixin, ClassifierMixi
         -------
         self
         """
-        if _device.on_device(X, W):      # e.g. a CuPy X: LapRLS where X lives
-            return _device.fit(self, X, y, W=W, X_val=X_val, y_val=y_val)
+        engine = engine_for_types(type(X), type(W))    # once per fit: the types decide
+        if _device.on_device(engine):      # e.g. a CuPy X: LapRLS where X lives
+            return _device.fit(self, X, y, W=W, X_val=X_val, y_val=y_val, engine=engine)
         name = type(self).__name__
         y = check_semisup_labels(y, estimator=name)[0]  # before any O(n^2) work
         names = self._rule_names()
@@ -397,7 +399,7 @@ class _LaplacianKernelClassifier(SemiSupervisedMixin, GraphMixin, ClassifierMixi
             n_samples = _num_samples(X)
         except TypeError:
             n_samples = None              # not array-like: validation explains below
-        m = self._basis_size(n_samples, X) if n_samples else None
+        m = self._basis_size(n_samples, engine) if n_samples else None
         solver = self._solver_for(m, n_samples or 0)
         needs_val = [nm for nm in names if nm in ("validation", "mixed")]
         if needs_val and X_val is None and solver == "pcg":
@@ -418,7 +420,7 @@ class _LaplacianKernelClassifier(SemiSupervisedMixin, GraphMixin, ClassifierMixi
             if self.kernel == "precomputed":
                 raise ValueError("with kernel='precomputed' the graph cannot be built from X; "
                                  "pass affinity='precomputed' and fit(K, y, W=W).")
-        if engine_name(X) == "dask":  # the kernel as row blocks on the workers: K @ V only
+        if engine.name == "dask":  # the kernel as row blocks on the workers: K @ V only
             if m is None and solver not in ("pcg", "closed_form", "newton"):
                 raise ValueError(f"a dask array X needs solver='pcg' (or a direct one) with "
                                  f"the full expansion, got solver={self.solver!r}.")
@@ -436,7 +438,7 @@ class _LaplacianKernelClassifier(SemiSupervisedMixin, GraphMixin, ClassifierMixi
             if W.shape[0] != X.shape[0]:
                 raise ValueError(f"W has shape {W.shape} but X has {X.shape[0]} samples.")
         else:
-            W, X = self._fit_graph(X)
+            W, X = self._fit_graph(X, engine=engine)
         n = X.shape[0]
         y, classes, labeled = check_semisup_labels(y, n, estimator=name)
         self._warn_unreached(W, labeled, "the graph term carries no label to them: their "
@@ -460,7 +462,8 @@ class _LaplacianKernelClassifier(SemiSupervisedMixin, GraphMixin, ClassifierMixi
         else:
             self.basis_indices_ = None
             self.X_fit_ = None if self.kernel == "precomputed" else X
-            K, self.kernel_sigma_ = self._kernel(X)
+            # the validated X lives where the graph does (in memory if W was precomputed)
+            K, self.kernel_sigma_ = self._kernel(X, engine=self._engine())
             if solver != "pcg" and not isinstance(K, np.ndarray):
                 # a direct solve of a dask X's kernel: its row blocks (bit for bit the
                 # in-memory kernel's) gathered, so numpy and dask give one minimiser
