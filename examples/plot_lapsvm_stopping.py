@@ -9,8 +9,9 @@ are hard to tune for LapSVM, while the error on the data stabilises long before 
 optimiser converges. Here PCG runs without stopping for 300 iterations on the two-moons
 data; the left panel shows the normalised criteria per iteration (from ``history_``), the
 right panel the error on held-out test points of the classifier stopped after each number
-of iterations (one fit with ``keep_path=True``; ``staged_predict`` yields every iterate). The vertical line is where the paper's *stability* check (the default
-``early_stopping="stability"``) stops.
+of iterations (one fit with ``keep_path=True``; ``staged_predict`` yields every iterate). The vertical line is where the paper's *stability* check (PCG's default
+``early_stopping="stability"``) stops. ``solver="pcg"`` is set: the default, ``"auto"``,
+solves a problem this small directly.
 """
 
 import warnings
@@ -32,7 +33,9 @@ y_train = np.full_like(y, -1)
 for c in (0, 1):  # two labels per class
     y_train[rng.choice(np.flatnonzero(y == c), 2, replace=False)] = c
 
-params = dict(kernel_sigma=0.35, n_neighbors=10, gamma_A=1e-4, gamma_I=10.0)
+# solver="pcg" (the default, "auto", solves this small problem directly); a small gamma_A
+# and a large gamma_I make PCG run long enough for the stopping rules to differ
+params = dict(kernel_sigma=0.35, n_neighbors=10, gamma_A=1e-4, gamma_I=10.0, solver="pcg")
 # one fit of 300 iterations, its path kept: staged_predict gives the classifier after each
 full = LapSVM(**params, early_stopping=None, max_iter=300, keep_path=True).fit(X, y_train)
 stopped = LapSVM(**params).fit(X, y_train)

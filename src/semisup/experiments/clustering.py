@@ -85,12 +85,12 @@ PAPER_T4 = {"LS": "1.51±0.06", "LSK": "1.53±0.06", "PG": "1.52±0.06", "CG": "
 
 NOTES = """## Notes on the protocol
 
-* Generators (spec §7, §13): Tables 2-3 draw the 5 values from U[-15, 15] and assign
+* Generators: Tables 2-3 draw the 5 values from U[-15, 15] and assign
   features uniformly at random, x ~ N(0, I_100); the LS row at n = 50 (||w*||/sqrt(2) ~ 61)
   supports this scale. Table 1: experts v_q ~ N(0, I_10), uniform assignments,
   sigma_y = 0.1, metric (16) with the factor 1/2, printed x100.
 * Regularisation by CV (5-fold, 3 with --quick) on log grids relative to ||X||_2^2/n;
-  OSCAR on a (lambda_1, lambda_2) grid; LS is plain least squares once n > d (spec §13).
+  OSCAR on a (lambda_1, lambda_2) grid; LS is plain least squares once n > d.
   PG starts from LSK with the same lambda (as in the paper); CG starts from the LSK
   partition, step 2/(t+2), 200 iterations (50 with --quick); CGPG = PG from CG's output.
   CG is the paper's name for its Frank-Wolfe (conditional gradient) method: in the library
@@ -119,10 +119,10 @@ NOTES = """## Notes on the protocol
 * Repetitions: draw r of a cell uses the data seed SeedSequence([0, grid value(s) x 1e6,
   r]) and CV folds from seed r, so it does not depend on how many repetitions or which
   cells are run. Tables 2 and 3 share their (n = 150, sigma = 0.5) draws, as the paper's
-  tables do (spec §7.2: Table 3's sigma = 0.5 column is Table 2's n = 150 column x100).
+  tables do (Table 3's sigma = 0.5 column is Table 2's n = 150 column x100).
   Table 4 split r permutes the reviews with seed [0, r].
 * Table 1 generator: sigma_y = 0.1 and the table printed x100 (like Table 3), not the
-  spec's sigma_y = 1 unscaled. The OCR reads "noise on labels is sigma_y = 10^-?"; with
+  other reading, sigma_y = 1 unscaled. The OCR reads "noise on labels is sigma_y = 10^-?"; with
   sigma_y = 1 every method stays near an MSE of 2 at p >= 0.9 where the paper reports
   > 100, while with sigma_y = 0.1 and x100 the Oracle is ~0.4-0.5 (paper 0.52; the
   best-of-Q minimum puts it slightly below sigma_y^2/2 x 100) and AM fails at p = 0.9 with
@@ -660,7 +660,7 @@ def _reproduce(args) -> int:
                  "lambdas (no CV), 3-fold CV on short lambda grids for Tables 1-3, fewer "
                  "Frank-Wolfe iterations. Means and deviations over so few runs are rough.", ""]
     text += ["Cells: ours mean±sd (paper's value in parentheses). Protocols, generators and "
-             "grids: spec §7 and §13 and the module docstring of "
+             "grids: the notes at the end of this page and the module docstring of "
              "`semisup.experiments.clustering`.", "",
              f"Each repetition (one draw of one cell; one Table 4 split) is stored in "
              f"`{folder}` as it finishes and reused by later runs; every table below is "

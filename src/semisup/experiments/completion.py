@@ -52,7 +52,7 @@ METHODS = ("MC-1", "MC-b", "FPC+SVM", "EM+SVM", "Mean+SVM", "Zero+SVM")
 #: hand-written sections of docs/results/completion.md, kept when the report is rewritten
 KEPT = ("## What we find, plainly",
         "## How these tables were made",
-        "## Through the public estimators (2026-11-25, issue #17)")
+        "## Through the public estimators (2026-11-25)")
 
 
 # --------------------------------------------------------------------------------------------
@@ -437,8 +437,8 @@ def _write_results(results, args, elapsed, path):
            f"`{_cache_dir(args, 'trials')}`." if getattr(args, "assemble_only", False)
            else "."),
         "",
-        "The paper's table numbers were lost in the text extraction (spec §13), so only its "
-        "qualitative findings (spec §10) stand beside ours. Cells: mean (standard "
+        "The paper's table numbers were lost in the text extraction of our copy of the "
+        "paper, so only its qualitative findings stand beside ours. Cells: mean (standard "
         "deviation) over trials; **bold** = best and those not significantly different "
         "from it (two-tailed paired t-test, α = 0.05; the oracle SVM is not a candidate).",
         "",
@@ -747,7 +747,7 @@ def _bench_path(args, lines):
     from ..datasets.completion_synthetic import make_completion_problem
     lines += ["## (d) Whole continuation paths on the synthetic grid: numpy vs compiled stage",
               "",
-              "One FPC path (lam = 1, the spec's mu grid to 1e-5) per cell, best of 3, one "
+              "One FPC path (lam = 1, the paper's mu grid to 1e-5) per cell, best of 3, one "
               "BLAS thread; `backend=\"numba\"` runs each stage in one compiled loop "
               "(`semisup.completion._fpc_numba`), `\"numpy\"` is the reference loop. Both "
               "produce the same iterates (tests/completion/test_fpc_numba.py).", "",

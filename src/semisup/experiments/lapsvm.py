@@ -614,13 +614,13 @@ def write_results(all_res, args, path):
          f"Command: `semisup reproduce lapsvm {' '.join(args.argv)}` — {now}, "
          f"{machine_and_load()}; BLAS threads "
          f"{args.blas_threads}; COIL scaling {args.coil_scaling}.", "",
-         "Protocol: the paper's (§6.2, spec §10): stratified 4-fold CV x 3 repetitions = 12 "
+         "Protocol: the paper's (§6.2): stratified 4-fold CV x 3 repetitions = 12 "
          "splits (fixed train/test for MNIST3VS8), |L|, |V| of Table 2, U = the rest of the "
          "training folds; kernel and graph parameters of Appendix A (kNN heat graph with "
          "lapsvmp's mean-distance width, normalised Laplacian to the power p, no bias); "
          "gamma_A, gamma_I of Tables 9–10 unless `--tune`. Table 9's rows for the baselines "
-         "(SVM, RLSC, LapRLSC, dual LapSVM) are garbled in the source; we use the spec's "
-         "readings (marked uncertain there) and 1e-6 where illegible, except the dual LapSVM, "
+         "(SVM, RLSC, LapRLSC, dual LapSVM) are garbled in the source; we use our best "
+         "reading of them (uncertain) and 1e-6 where illegible, except the dual LapSVM, "
          "whose gamma_I is chosen on V of the first split (gamma_A = 1e-6): the read values "
          "give constant classifiers for the L1-hinge problem. Times are solver times with K "
          "and L precomputed (paper footnote 4); errors in %, mean (std) over the splits. "
@@ -694,8 +694,8 @@ def write_results(all_res, args, path):
 
 
 #: hand-written sections of docs/results/lapsvm.md kept when the report is rewritten
-KEPT = ("## Follow-up findings (issue 4): COIL scaling, MNIST3VS8 gap, PCG timing",
-        "## Figures 3-7 (issue 17): drawn through the public estimators")
+KEPT = ("## Follow-up findings: COIL scaling, MNIST3VS8 gap, PCG timing",
+        "## Figures 3-7: drawn through the public estimators")
 
 
 def cmd_reproduce(args) -> int:
