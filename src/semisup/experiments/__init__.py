@@ -32,6 +32,7 @@ PAPERS = {
     "scaling": "semisup.experiments.scaling",
     "defaults": "semisup.experiments.defaults",
     "gpu": "semisup.experiments.gpu",
+    "reduced": "semisup.experiments.reduced",
 }
 
 #: ``semisup reproduce <name>`` sub-commands -> one-line help (shown without importing)
@@ -54,6 +55,7 @@ BENCH = {
     "scaling": "time and memory against n; exact kNN of MNIST vs scikit-learn",
     "defaults": "every estimator at its defaults: time and accuracy",
     "gpu": "the GPU engine on MNIST: kNN graph, solves, estimators, LapRLS",
+    "reduced": "LapRLS/LapSVM reduced expansion: error vs m, MNIST, 10^6 points",
 }
 
 
