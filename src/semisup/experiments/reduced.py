@@ -30,7 +30,7 @@ interrupted run resumes.
 The record goes to two sections between HTML comment markers: ``reduced`` of
 ``docs/benchmarks/lapsvm.md`` and ``reduced-growth`` of ``docs/benchmarks/scaling.md`` (a
 ``--quick`` run, at small sizes, writes both under ``--out``). The children run under
-``--blas-threads`` BLAS threads (default 2: the issue's "two cores").
+``--blas-threads`` BLAS threads (the issue's "two cores": ``--blas-threads 2``).
 """
 
 from __future__ import annotations
@@ -271,7 +271,7 @@ def part_16k(args, sizes) -> list[str]:
         lines.append(_row(full, "full (n_basis=None)"))
         rows = []
         for m in list(args.m or sizes["m16k"]) + ["auto"]:
-            for seed in range(args.draws):
+            for seed in range(args.reps or 2):
                 r = run_child(_spec(args, n=n, method=method, seed=0,
                                     params=dict(n_basis=m, random_state=seed)), args)
                 rows.append(r)
@@ -432,8 +432,6 @@ def add_bench_parser(subparsers) -> None:
                     "against n at fixed m). Each fit in a fresh subprocess.")
     p.add_argument("--methods", nargs="+", default=["LapRLS", "LapSVM"],
                    choices=("LapRLS", "LapSVM"))
-    p.add_argument("--draws", type=int, default=2,
-                   help="16k: basis draws per uniform m (default 2)")
     p.add_argument("--m", type=int, nargs="+", default=None,
                    help="16k: the basis sizes beside 'auto' (default 500 1000 2000 4000)")
     p.add_argument("--growth-m", type=int, default=1000, help="growth: the fixed m")
@@ -447,6 +445,7 @@ def add_bench_parser(subparsers) -> None:
                        only_help="which parts (default all)",
                        quick_help="small sizes (n = 2000 / 5000 / 20 000, growth to 20 000), "
                                   "written under --out",
-                       blas_default=2, code=(("semisup.lapsvm",), PROTOCOL),
-                       unused=("--reps", "--n-jobs", "--plot", "--assemble-only"))
+                       reps_help="16k: basis draws per uniform m (default 2)",
+                       code=(("semisup.lapsvm",), PROTOCOL),
+                       unused=("--n-jobs", "--plot", "--assemble-only"))
     p.set_defaults(func=run_bench)

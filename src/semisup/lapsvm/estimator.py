@@ -33,8 +33,8 @@ from .dual import dual_lapsvm
 from .newton import newton
 from .objective import laplacian_operator
 from .pcg import pcg
-from .reduced import (AUTO_N_BASIS, BASES, auto_n_basis, basis_transform, reduced_newton, reduced_pcg,
-                      select_basis)
+from .reduced import (AUTO_MEMORY_SHARE, AUTO_N_BASIS, BASES, auto_n_basis, basis_transform,
+                      feature_budget, gram_block, reduced_newton, reduced_pcg, select_basis)
 from .stopping import RULES, make_rule
 
 __all__ = ["LapSVM", "LapRLS"]
@@ -170,7 +170,16 @@ class _LaplacianKernelClassifier(SemiSupervisedMixin, GraphMixin, ClassifierMixi
             return min(int(self.n_basis), n)
         if self.solver == "dual" or n <= AUTO_N_BASIS:
             return None
-        return auto_n_basis(n)
+        itemsize = np.dtype(self.kernel_dtype).itemsize
+        m, wanted = auto_n_basis(n, itemsize, feature_budget()), auto_n_basis(n)
+        if m < wanted:
+            warnings.warn(
+                f"n_basis='auto': {wanted} basis points on {n} points need "
+                f"{_fmt_bytes(float(n) * wanted * itemsize)} of kernel features, more than "
+                f"{AUTO_MEMORY_SHARE:.0%} of the available memory; using n_basis={m}"
+                + ("" if itemsize == 4 else " (kernel_dtype='float32' halves the features)")
+                + ". Set n_basis to choose.", UserWarning, stacklevel=3)
+        return m
 
     def _solver_for(self, m, n):
         """The solver ``solver`` names: ``"auto"`` is the direct solve (the minimiser, which
@@ -193,7 +202,7 @@ class _LaplacianKernelClassifier(SemiSupervisedMixin, GraphMixin, ClassifierMixi
         dtype = np.dtype(self.kernel_dtype)
         if m is not None:
             check_kernel_memory(n, m, dtype=dtype, workspace=3.0 * (m + 1) ** 2 * 8
-                                + 256.0 * n * 8 * 2, what=(
+                                + 24.0 * n * gram_block(n), what=(
                                     f"{type(self).__name__}(n_basis={m}) on n={n} points "
                                     f"(the {n}x{m} kernel features)"), hint=(
                                     "Use a smaller n_basis" + (
