@@ -1,5 +1,5 @@
 """``semisup bench reduced`` (issue #31) on scikit-learn's digits: the data generator, one
-measurement in a subprocess, and a quick run writing both records under --out."""
+measurement, and a quick run writing its record under --out (five subprocesses: slow)."""
 
 import numpy as np
 import pytest
@@ -40,16 +40,17 @@ def test_measure_reports_time_memory_and_error():
     assert r["peak_mib"] >= r["base_mib"] > 0 and 0 <= r["error"] < 30
 
 
-def test_quick_run_writes_both_sections_under_out(tmp_path, capsys):
+@pytest.mark.slow
+def test_quick_run_writes_its_section_under_out_and_resumes(tmp_path, capsys):
     from semisup import cli
     out = tmp_path / "o"
     cli.main(["bench", "reduced", "--quick", "--source", "digits", "--only", "16k",
               "--methods", "LapRLS", "--m", "100", "--reps", "1", "--out", str(out)])
     text = (out / "lapsvm.md").read_text()
-    assert "<!-- reduced -->" in text and "| LapRLS | full (n_basis=None) |" in text
+    assert "<!-- reduced:16k -->" in text and "| LapRLS | full (n_basis=None) |" in text
     assert "| LapRLS | uniform, n_basis=100, draw 0 | 100 |" in text
     assert "[reduced] LapRLS n=2000" in capsys.readouterr().err
     # a second run reads the cache and replaces the section, once
     cli.main(["bench", "reduced", "--quick", "--source", "digits", "--only", "16k",
               "--methods", "LapRLS", "--m", "100", "--reps", "1", "--out", str(out), "-q"])
-    assert (out / "lapsvm.md").read_text().count("<!-- reduced -->") == 1
+    assert (out / "lapsvm.md").read_text().count("<!-- reduced:16k -->") == 1

@@ -27,9 +27,9 @@ the RSS before the fit, and the error on the unlabelled points. Finished measure
 cached as JSON under ``--cache`` (keyed by the measurement and the code version), so an
 interrupted run resumes.
 
-The record goes to two sections between HTML comment markers: ``reduced`` of
-``docs/benchmarks/lapsvm.md`` and ``reduced-growth`` of ``docs/benchmarks/scaling.md`` (a
-``--quick`` run, at small sizes, writes both under ``--out``). The children run under
+Each part rewrites its own section, between HTML comment markers ``reduced:<part>``, of
+``docs/benchmarks/lapsvm.md`` (``growth``: of ``docs/benchmarks/scaling.md``) and keeps the
+rest of the file (a ``--quick`` run, at small sizes, writes both under ``--out``). The children run under
 ``--blas-threads`` BLAS threads (the issue's "two cores": ``--blas-threads 2``).
 """
 
@@ -334,7 +334,7 @@ def growth_exponent(ns, ts) -> float:
 
 def part_growth(args, sizes) -> list[str]:
     m = args.growth_m
-    lines = [f"### Reduced LapRLS / LapSVM against n at m = {m} (deformed MNIST, 50 "
+    lines = [f"### LapRLS / LapSVM against n at m = {m} (deformed MNIST, 50 "
              "principal axes, 10 labels per class, approximate 10-NN graph)", "",
              "| method | n | m | fit (s), graph included | peak RSS (MiB) | RSS before fit "
              "(MiB) | error on U (%) |", "|---|---:|---:|---:|---:|---:|---:|"]
@@ -398,17 +398,15 @@ def _run(args) -> int:
     parts = only_set(args, PARTS)
     lapsvm_md, scaling_md = _paths(args)
     run = {"16k": part_16k, "mnist": part_mnist, "million": part_million}
-    header = _header(args)
-    body = [line for p in PARTS if p in parts and p in run for line in run[p](args, sizes)]
-    if body:
-        write_section(lapsvm_md, "reduced", ["## Reduced expansion at scale (issue #31)", "",
-                                             *header, *body], "Benchmark: lapsvm")
-        say_written(lapsvm_md, args.verbose)
-    if "growth" in parts:
-        write_section(scaling_md, "reduced-growth", [
-            "## Reduced LapRLS / LapSVM: time and memory against n (issue #31)", "", *header,
-            *part_growth(args, sizes)], "Benchmark: scaling")
-        say_written(scaling_md, args.verbose)
+    for part in (p for p in PARTS if p in parts):
+        head = _header(args)
+        lines = run[part](args, sizes) if part in run else part_growth(args, sizes)
+        path = scaling_md if part == "growth" else lapsvm_md
+        write_section(path, f"reduced:{part}", [lines[0].replace("### ", "## Reduced "
+                                                                 "expansion (issue #31): "),
+                                                "", *head, *lines[1:]],
+                      "Benchmark: " + ("scaling" if part == "growth" else "lapsvm"))
+        say_written(path, args.verbose)
     return 0
 
 
