@@ -184,10 +184,11 @@ def test_leverage_sampling_prefers_points_the_pilot_explains_badly():
 
 def test_auto_basis_size_and_parameter_errors():
     assert auto_n_basis(10) == 10 and auto_n_basis(2000) == 2000
-    assert auto_n_basis(16000) == auto_n_basis(10 ** 6) == 2000
+    assert auto_n_basis(3000) == 3000 and auto_n_basis(16000) == 4000
+    assert auto_n_basis(64000) == 2000 and auto_n_basis(10 ** 6) == 1000   # n m^2 constant
     # memory-aware: the largest m whose n x m features fit the budget, not below 200
-    assert auto_n_basis(10 ** 6, 8, budget=8e9) == 1000
-    assert auto_n_basis(10 ** 6, 4, budget=8e9) == 2000
+    assert auto_n_basis(10 ** 6, 8, budget=4e9) == 500
+    assert auto_n_basis(10 ** 6, 4, budget=4e9) == 1000
     assert auto_n_basis(10 ** 6, 8, budget=1e6) == 200
     assert auto_n_basis(150, 8, budget=1.0) == 150
     X, t = make_moons(60, noise=0.1, random_state=0)
@@ -245,7 +246,7 @@ def test_auto_shrinks_the_basis_to_the_memory_budget_with_a_warning(monkeypatch)
     y = np.full(n, -1)
     y[:10] = t[:10]
     monkeypatch.setattr(est_module, "feature_budget", lambda: n * 300 * 8.0)
-    with pytest.warns(UserWarning, match=r"2000 basis points .* using n_basis=300"):
+    with pytest.warns(UserWarning, match=r"2100 basis points .* using n_basis=300"):
         est = LapRLS(n_neighbors=5, random_state=0).fit(X, y)
     assert est.n_basis_ == 300 and est.alpha_.shape == (300,)
     monkeypatch.setattr(est_module, "feature_budget", lambda: n * 300 * 4.0)

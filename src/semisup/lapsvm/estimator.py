@@ -156,8 +156,9 @@ class _LaplacianKernelClassifier(SemiSupervisedMixin, GraphMixin, ClassifierMixi
 
         ``n_basis="auto"`` is the full expansion where it is the natural one: a precomputed
         kernel (its columns are the training points), the dual solver, and ``n <= 2000``
-        (the reduced model would take every point); otherwise ``m = 2000``
-        (:func:`~semisup.lapsvm.reduced.auto_n_basis`).
+        (the reduced model would take every point); otherwise
+        :func:`~semisup.lapsvm.reduced.auto_n_basis` (``min(n, clip(sqrt(W / n), 1000,
+        4000))``, shrunk with a warning where its features would not fit).
         """
         if self.n_basis is None:
             return None
@@ -632,7 +633,10 @@ random_state :
         ``n m``, predictions ``m`` kernel values per point. ``None``: the full expansion
         over every training point (the paper's model; the n x n kernel). ``"auto"``: the
         full expansion for a precomputed kernel, the dual solver, or up to 2000 points in
-        memory; else ``m = min(n, 2000)``.
+        memory; else ``m = min(n, clip(sqrt(16 000 * 4000^2 / n), 1000, 4000))`` (the work
+        ``n m^2`` of m = 4000 at n = 16 000, within 0.25 point of the full model's error on
+        MNIST there; 1912 on all of MNIST, 1000 from 256 000 points), shrunk with a
+        warning to the largest m whose features take at most half the available memory.
     basis : {"uniform", "kmeans++", "leverage"}, default="uniform"
         How ``B`` is drawn (seeded by ``random_state``): uniformly, by k-means++ seeding,
         or by approximate ridge leverage scores. On MNIST (n = 4000, 10 classes, 10 labels
