@@ -12,9 +12,9 @@ Four parts, selected by ``--only`` (a comma list; default all):
     LapRLS and LapSVM at their defaults (the reduced expansion) and ``HarmonicFunction`` on
     the same graph.
 ``million``
-    10^6 points of deformed MNIST (each a random MNIST image shifted by up to 2 pixels, its
-    contrast and noise jittered, projected on the 50 leading principal axes of MNIST), 10
-    labels per class, the graph by ``knn_method="approx"`` (pynndescent).
+    10^6 points of deformed MNIST (each a random MNIST image moved by a sub-pixel shift of
+    at most half a pixel each way, with noise, projected on the 50 leading principal axes of
+    MNIST), 10 labels per class, the graph by ``knn_method="approx"`` (pynndescent).
 ``growth``
     time and peak memory against ``n`` at a fixed ``m`` (``--growth-m``) on the same deformed
     MNIST, with the fitted exponent of time.
@@ -78,19 +78,33 @@ def _base_images(source: str, data_home=None):
     return X.reshape(-1, 28, 28), np.asarray(ds.target).astype(np.int64)
 
 
-def _deform(img, rng, shift):
-    """Each image moved by an integer shift in ``[-shift, shift]^2``, its contrast scaled by
-    a factor in [0.8, 1.2] and Gaussian noise (sd 0.05) added, clipped to [0, 1]."""
-    c, side, _ = img.shape
-    pad = np.pad(img, ((0, 0), (shift, shift), (shift, shift)))
-    dx, dy = rng.integers(-shift, shift + 1, (2, c))
+def _moved(img, pad, dx, dy):
+    """Each image moved by its own integer ``(dx, dy)`` in {-1, 0, 1}^2 (``pad``: the images
+    with a one-pixel zero border)."""
+    side = img.shape[1]
     out = np.empty_like(img)
-    for a in range(-shift, shift + 1):
-        for b in range(-shift, shift + 1):
+    for a in (-1, 0, 1):
+        for b in (-1, 0, 1):
             g = np.flatnonzero((dx == a) & (dy == b))
-            out[g] = pad[g, shift + b:shift + b + side, shift + a:shift + a + side]
-    out *= rng.uniform(0.8, 1.2, (c, 1, 1)).astype(np.float32)
-    out += rng.normal(0.0, 0.05, out.shape).astype(np.float32)
+            out[g] = pad[g, 1 + b:1 + b + side, 1 + a:1 + a + side]
+    return out
+
+
+def _deform(img, rng, amp=0.5, noise=0.02):
+    """Each image moved by a continuous sub-pixel shift, uniform in ``[-amp, amp]^2``
+    (bilinear interpolation: the images of one digit trace a 2-D translation manifold),
+    plus Gaussian noise of sd ``noise``, clipped to [0, 1]. Whole-pixel shifts move an MNIST
+    image as far as another digit's: on 20 000 points, HarmonicFunction's error (10 labels
+    per class) was 24 % with 1-pixel shifts, 10 % with these."""
+    c = img.shape[0]
+    pad = np.pad(img, ((0, 0), (1, 1), (1, 1)))
+    fx, fy = rng.uniform(-amp, amp, (2, c)).astype(np.float32)
+    sx, sy = np.sign(fx).astype(int), np.sign(fy).astype(int)
+    ax, ay = np.abs(fx)[:, None, None], np.abs(fy)[:, None, None]
+    zero = np.zeros(c, dtype=int)
+    out = ((1 - ax) * (1 - ay) * img + ax * (1 - ay) * _moved(img, pad, sx, zero)
+           + (1 - ax) * ay * _moved(img, pad, zero, sy) + ax * ay * _moved(img, pad, sx, sy))
+    out += rng.normal(0.0, noise, out.shape).astype(np.float32)
     return np.clip(out, 0.0, 1.0, out=out)
 
 
@@ -116,11 +130,10 @@ def make_points(source: str = "mnist", n: int | None = None, *, deform: bool = F
         X = img[idx].reshape(len(idx), -1)
         return (X if pca is None else _project(img, X, pca, seed)), lab[idx]
     idx = rng.integers(0, N, int(n))
-    shift = max(1, side // 14)
     P = None if pca is None else _pca_axes(img, pca, seed)
     X = np.empty((int(n), side * side if P is None else P[1].shape[1]), dtype=np.float32)
     for s in range(0, int(n), 50_000):
-        chunk = _deform(img[idx[s:s + 50_000]], rng, shift).reshape(-1, side * side)
+        chunk = _deform(img[idx[s:s + 50_000]], rng).reshape(-1, side * side)
         X[s:s + len(chunk)] = chunk if P is None else (chunk - P[0]) @ P[1]
     return X, lab[idx]
 
@@ -255,13 +268,13 @@ def _spec(args, **kw):
 
 def _row(r, label):
     if "failed" in r:
-        return f"| {r['method']} | {label} | — | {r['failed']} | — | — |"
+        return f"| {r['method']} | {label} | — | {r['failed']} | — | — | — |"
     return (f"| {r['method']} | {label} | {r.get('n_basis_', '—')} | {r['error']:.2f} | "
-            f"{r['seconds']:.1f} | {r['peak_mib'] / 1024:.2f} |")
+            f"{r['seconds']:.1f} | {r['cpu_seconds']:.1f} | {r['peak_mib'] / 1024:.2f} |")
 
 
-HEAD = ["| method | expansion | m | error on U (%) | fit (s), graph included | "
-        "peak RSS (GiB) |", "|---|---|---:|---:|---:|---:|"]
+HEAD = ["| method | expansion | m | error on U (%) | fit (s), graph included | CPU (s) | "
+        "peak RSS (GiB) |", "|---|---|---:|---:|---:|---:|---:|"]
 
 
 def part_16k(args, sizes) -> list[str]:
@@ -287,10 +300,12 @@ def part_16k(args, sizes) -> list[str]:
         if auto and "failed" not in full:
             err = np.mean([r["error"] for r in auto])
             sec = np.mean([r["seconds"] for r in auto])
+            cpu = np.mean([r["cpu_seconds"] for r in auto])
             mem = np.mean([r["peak_mib"] for r in auto])
             summary.append(f"- {method}, n_basis='auto' (m = {auto[0].get('n_basis_')}) "
                            f"against the full model: error {err - full['error']:+.2f} "
-                           f"points, {full['seconds'] / sec:.1f}x faster, "
+                           f"points, {full['seconds'] / sec:.1f}x faster (CPU time: "
+                           f"{full['cpu_seconds'] / cpu:.1f}x), "
                            f"{mem / full['peak_mib']:.2f} of its peak memory (issue: within "
                            "0.5 point, >= 5x, <= 0.2)")
     return lines + [""] + summary + [""]
@@ -407,7 +422,7 @@ def _run(args) -> int:
         path = scaling_md if part == "growth" else lapsvm_md
         write_section(path, f"reduced:{part}", [lines[0].replace("### ", "## Reduced "
                                                                  "expansion (issue #31): "),
-                                                "", *head, *lines[1:]],
+                                                "", *head, *lines[2:]],
                       "Benchmark: " + ("scaling" if part == "growth" else "lapsvm"))
         say_written(path, args.verbose)
     return 0
