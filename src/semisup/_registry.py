@@ -117,10 +117,10 @@ REGISTRY: tuple[Method, ...] = (
            easy_problems=("moons", "breast_cancer", "digits", "iris")),
     Method("LapSVM", "semisup.lapsvm", "kernel", "semi-supervised", _CLASSES, "lapsvm",
            "plot_lapsvm_stopping", reproduce=("lapsvm",),
-           bench=("lapsvm", "scaling", "defaults"), check_grid={"gamma_I": [0.1, 1.0]},
+           bench=("lapsvm", "reduced", "scaling", "defaults"), check_grid={"gamma_I": [0.1, 1.0]},
            easy_problems=("moons", "breast_cancer", "digits", "iris")),
     Method("LapRLS", "semisup.lapsvm", "kernel", "semi-supervised", _CLASSES, "lapsvm",
-           reproduce=("lapsvm",), bench=("lapsvm", "scaling", "defaults"),
+           reproduce=("lapsvm",), bench=("lapsvm", "reduced", "scaling", "defaults"),
            check_grid={"gamma_I": [0.1, 1.0]},
            easy_problems=("moons", "breast_cancer", "digits", "iris")),
     # binary methods; more classes one-vs-rest inside the estimator (_transductive.py)

@@ -184,7 +184,13 @@ def test_leverage_sampling_prefers_points_the_pilot_explains_badly():
 
 def test_auto_basis_size_and_parameter_errors():
     assert auto_n_basis(10) == 10 and auto_n_basis(2000) == 2000
-    assert auto_n_basis(16000) == auto_n_basis(10 ** 6) == 2000
+    assert auto_n_basis(3000) == 3000 and auto_n_basis(16000) == 4000
+    assert auto_n_basis(64000) == 2000 and auto_n_basis(10 ** 6) == 1000   # n m^2 constant
+    # memory-aware: the largest m whose n x m features fit the budget, not below 200
+    assert auto_n_basis(10 ** 6, 8, budget=4e9) == 500
+    assert auto_n_basis(10 ** 6, 4, budget=4e9) == 1000
+    assert auto_n_basis(10 ** 6, 8, budget=1e6) == 200
+    assert auto_n_basis(150, 8, budget=1.0) == 150
     X, t = make_moons(60, noise=0.1, random_state=0)
     y = np.full(60, -1)
     y[:4] = t[:4]
@@ -229,3 +235,42 @@ def test_laprls_closed_form_is_the_first_reduced_newton_step_with_every_point():
     red = reduced_newton(Phi, P["L"], P["y"], gamma_A=1e-2, gamma_I=1.0, hinge=True,
                          max_iter=1)
     np.testing.assert_allclose(red.decision, full.decision, atol=1e-8)
+
+
+def test_auto_shrinks_the_basis_to_the_memory_budget_with_a_warning(monkeypatch):
+    """n_basis='auto' where 2000 basis points' features do not fit: the largest m that
+    does, a warning naming it, and the fit made with it."""
+    import semisup.lapsvm.estimator as est_module
+    n = 2100
+    X, t = make_moons(n, noise=0.1, random_state=0)
+    y = np.full(n, -1)
+    y[:10] = t[:10]
+    monkeypatch.setattr(est_module, "feature_budget", lambda: n * 300 * 8.0)
+    with pytest.warns(UserWarning, match=r"2100 basis points .* using n_basis=300"):
+        est = LapRLS(n_neighbors=5, random_state=0).fit(X, y)
+    assert est.n_basis_ == 300 and est.alpha_.shape == (300,)
+    monkeypatch.setattr(est_module, "feature_budget", lambda: n * 300 * 4.0)
+    with pytest.warns(UserWarning, match="using n_basis=300") as rec:
+        LapRLS(n_neighbors=5, random_state=0, kernel_dtype="float32").fit(X, y)
+    assert "halves" not in str(rec[0].message)
+
+
+def test_float32_features_give_the_float64_minimiser_to_rounding():
+    """kernel_dtype='float32' stores Phi in float32 (its Laplacian Gram is accumulated in
+    float64 row blocks, never a float64 copy of Phi): the Gram to float32 rounding, and the
+    float64 minimiser to that rounding times the system's conditioning (1e-4 here)."""
+    from semisup.lapsvm.reduced import _laplacian_gram
+    P = moons(3)
+    Phi, _ = _features(P["X"], np.arange(0, 200, 4))
+    L = P["L"]
+    G64 = _laplacian_gram(Phi, lambda V: L @ V, True)
+    G32 = _laplacian_gram(Phi.astype(np.float32), lambda V: L @ V, True, block=7, rows=33)
+    np.testing.assert_allclose(G32, G64, rtol=0, atol=1e-6 * np.abs(G64).max())
+    Z = np.hstack([np.ones((200, 1)), Phi])
+    np.testing.assert_allclose(G64, Z.T @ (L @ Z), rtol=0, atol=1e-10 * np.abs(G64).max())
+    kw = dict(gamma_A=1e-2, gamma_I=1.0, n_basis=50, random_state=0, n_neighbors=5)
+    X, y = P["X"], np.where(P["y"] == 0, -1, (P["y"] > 0).astype(int))
+    a = LapSVM(**kw).fit(X, y)
+    b = LapSVM(kernel_dtype="float32", **kw).fit(X, y)
+    np.testing.assert_allclose(b.decision_function(X), a.decision_function(X), atol=1e-3)
+    assert (a.predict(X) == b.predict(X)).mean() > 0.99

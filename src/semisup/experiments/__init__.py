@@ -33,6 +33,7 @@ PAPERS = {
     "defaults": "semisup.experiments.defaults",
     "gpu": "semisup.experiments.gpu",
     "lowlabel": "semisup.experiments.lowlabel",
+    "reduced": "semisup.experiments.reduced",
 }
 
 #: ``semisup reproduce <name>`` sub-commands -> one-line help (shown without importing)
@@ -57,6 +58,7 @@ BENCH = {
     "gpu": "the GPU engine on MNIST: kNN graph, solves, estimators, LapRLS",
     "lowlabel": "Poisson learning / Poisson-MBO vs Laplace at 1-5 labels per class on "
                 "MNIST, with GraphLearning",
+    "reduced": "LapRLS/LapSVM reduced expansion: error vs m, MNIST, 10^6 points",
 }
 
 

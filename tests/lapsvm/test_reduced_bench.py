@@ -1,0 +1,56 @@
+"""``semisup bench reduced`` (issue #31) on scikit-learn's digits: the data generator, one
+measurement, and a quick run writing its record under --out (five subprocesses: slow)."""
+
+import numpy as np
+import pytest
+
+from semisup.experiments import reduced
+
+
+def test_deformed_points_keep_labels_shape_and_range():
+    X, y = reduced.make_points("digits", 400, deform=True, seed=3)
+    assert X.shape == (400, 64) and X.dtype == np.float32 and y.shape == (400,)
+    assert X.min() >= 0.0 and X.max() <= 1.0
+    X2, y2 = reduced.make_points("digits", 400, deform=True, seed=3)
+    np.testing.assert_array_equal(X, X2)          # seeded
+    Z, _ = reduced.make_points("digits", 400, deform=True, pca=8, seed=3)
+    assert Z.shape == (400, 8)
+    S, t = reduced.make_points("digits", 100, seed=0)
+    assert S.shape == (100, 64) and len(np.unique(S, axis=0)) == 100   # a subset, no copies
+
+
+def test_hide_labels_keeps_per_class_labels():
+    y = np.repeat(np.arange(3), 20)
+    h = reduced.hide_labels(y, 4)
+    assert all((h == c).sum() == 4 for c in range(3)) and (h == -1).sum() == 48
+    assert np.all(h[h >= 0] == y[h >= 0])
+
+
+def test_growth_exponent_recovers_a_power_law():
+    n = np.array([1e3, 2e3, 4e3])
+    assert reduced.growth_exponent(n, 2e-6 * n ** 1.3) == pytest.approx(1.3, abs=1e-12)
+    assert np.isnan(reduced.growth_exponent([10], [1.0]))
+
+
+def test_measure_reports_time_memory_and_error():
+    r = reduced.measure(dict(source="digits", n=600, deform=False, pca=None, seed=0,
+                             per_class=10, method="LapRLS", params=dict(n_basis=100),
+                             knn_method="exact"))
+    assert r["n"] == 600 and r["n_basis_"] == 100 and r["seconds"] > 0
+    assert r["peak_mib"] >= r["base_mib"] > 0 and 0 <= r["error"] < 30
+
+
+@pytest.mark.slow
+def test_quick_run_writes_its_section_under_out_and_resumes(tmp_path, capsys):
+    from semisup import cli
+    out = tmp_path / "o"
+    cli.main(["bench", "reduced", "--quick", "--source", "digits", "--only", "16k",
+              "--methods", "LapRLS", "--m", "100", "--reps", "1", "--out", str(out)])
+    text = (out / "lapsvm.md").read_text()
+    assert "<!-- reduced:16k -->" in text and "| LapRLS | full (n_basis=None) |" in text
+    assert "| LapRLS | uniform, n_basis=100, draw 0 | 100 |" in text
+    assert "[reduced] LapRLS n=2000" in capsys.readouterr().err
+    # a second run reads the cache and replaces the section, once
+    cli.main(["bench", "reduced", "--quick", "--source", "digits", "--only", "16k",
+              "--methods", "LapRLS", "--m", "100", "--reps", "1", "--out", str(out), "-q"])
+    assert (out / "lapsvm.md").read_text().count("<!-- reduced:16k -->") == 1
