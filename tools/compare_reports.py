@@ -28,7 +28,7 @@ from pathlib import Path
 
 TIMING_HEADER = re.compile(
     r"second|\bsecs?\b|\bs\)|\(s\b|\bms\b|time|wall|cpu|rss|mib|gib|memory|load|speed|"
-    r"fastest|per s\b|/ ?s\b|core-h|\bh\b|minutes?", re.I)
+    r"fastest|per s\b|/ ?s\b|core-h|\bh\b|minutes?|\bs$", re.I)
 DROP_LINE = re.compile(r"^(Command:|Machine:|Load|Date:)|load average|cores, Python", re.I)
 DURATION = re.compile(r"\d+(\.\d+)?(e[-+]?\d+)?\s?(s|sec|seconds|min|ms|h|x|core-h)\b")
 DATE = re.compile(r"\d{4}-\d{2}-\d{2}([ T]\d{2}:\d{2}(:\d{2})?)?")

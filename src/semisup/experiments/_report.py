@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import os
 import platform
 import sys
@@ -122,3 +123,19 @@ def kept_section(path: str, heading: str) -> list[str]:
 def command_line(args) -> str:
     """The ``semisup ...`` command that produced a record."""
     return "semisup " + " ".join(sys.argv[1:]) if sys.argv[1:] else "semisup " + args.cmd_name
+
+
+def header(args, *notes) -> str:
+    """The header line of a report: the command, the UTC date and time, the machine and its
+    load (:func:`machine_and_load`), then ``notes`` (what the command line does not say:
+    total time, seed, ...). ``tools/compare_reports.py`` leaves the line out.
+
+    Examples
+    --------
+    >>> import argparse
+    >>> header(argparse.Namespace(cmd_name="lass"), "12 s in all").startswith("Command: `")
+    True
+    """
+    now = datetime.datetime.now(datetime.timezone.utc)
+    return (f"Command: `{command_line(args)}` — {now:%Y-%m-%d %H:%M} UTC, {machine_and_load()}"
+            + "".join(f"; {n}" for n in notes) + ".")

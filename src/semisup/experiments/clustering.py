@@ -31,9 +31,20 @@ import time
 import warnings
 
 import numpy as np
+from sklearn.feature_extraction.text import CountVectorizer, TfidfTransformer
 
+from .._optional import available
 from .._progress import log
 from .._validation import ConvergenceWarning
+from ..clustering.alternating import alternating_minimization, expert_errors
+from ..clustering.baselines import (iht, lasso, least_squares, lsk, oracle_experts,
+                                    oracle_features, oscar, regression_clustering)
+from ..clustering.estimator import ClusteredClassifier, ClusteredRegressor
+from ..clustering.problems import CenteredDesign
+from ..clustering.projections import project_sparse_clustered
+from ..datasets import load_dataset
+from ..datasets.clustering_synthetic import make_clustered_features, make_clustered_samples
+from ..linalg.kmeans1d import kmeans1d
 from ._report import command_line as _command, machine_and_load
 from ._report import markdown_table as _table, write_text as _write
 from ._report import kept_section, mean_sd, timed
@@ -164,7 +175,6 @@ def _cv_select(fit, score, grid, X, y, n_folds, rng):
 
 def _spectral_scale(X):
     """||X||_2^2 / n: the lambda grids are relative to it, so they are scale free."""
-    from ..clustering.problems import CenteredDesign
     return CenteredDesign(X, center=False).spectral_norm_sq() / X.shape[0]
 
 
@@ -176,8 +186,6 @@ def _feature_methods(Q, cg_iter):
     ``"fwpg"``; PG and FW start from the ridge weights' 1-D k-means partition, i.e. LSK);
     LS, LSK and OSCAR are baseline functions.
     """
-    from ..clustering.baselines import least_squares, lsk, oscar
-    from ..clustering.estimator import ClusteredRegressor
 
     def est(solver):
         def fit(X, y, lam):
@@ -268,9 +276,6 @@ def feature_clustering_rep(n, sigma, rep, data_seed, *, quick=False):
 
     Returns ``{"errors": {method: error}, "lam": {method: lambda}, "cpu_s", "wall_s"}``.
     """
-    from ..clustering.baselines import oracle_features
-    from ..datasets.clustering_synthetic import make_clustered_features
-
     Q, d = 5, 100
     methods = _feature_methods(Q, cg_iter=50 if quick else 200)
     rel = [1e-6, 1e-4, 1e-2] if quick else [1e-8, 1e-6, 1e-4, 1e-3, 1e-2, 1e-1]
@@ -327,11 +332,6 @@ def sample_clustering_rep(p, rep, data_seed, *, quick=False):
 
     Returns ``{"errors": {method: value}, "lam": {method: lambda}, "cpu_s", "wall_s"}``.
     """
-    from ..clustering.alternating import alternating_minimization, expert_errors
-    from ..clustering.baselines import oracle_experts, regression_clustering
-    from ..clustering.estimator import ClusteredRegressor
-    from ..datasets.clustering_synthetic import make_clustered_samples
-
     Q = 3
     cg_iter = 20 if quick else 100
     # sigma_y = 0.1: the ridge term n lam s_q must stay far below s_q, so small lambdas
@@ -402,7 +402,6 @@ def movie_review_features(texts, n_words=5623, min_df=5):
     removed; the ``n_words`` words with the largest mean TF-IDF over the corpus are kept;
     covariates are term frequencies (count / review length). Returns (CSR matrix, words).
     """
-    from sklearn.feature_extraction.text import CountVectorizer, TfidfTransformer
     cv = CountVectorizer(stop_words="english", min_df=min_df)
     C = cv.fit_transform(texts)
     tfidf = TfidfTransformer().fit_transform(C)
@@ -416,8 +415,6 @@ def movie_review_features(texts, n_words=5623, min_df=5):
 
 def _movie_methods(Q, k, cg_iter):
     """name -> fit(X, y, lam) returning (w, b); X sparse, centred implicitly."""
-    from ..clustering.baselines import iht, lasso, least_squares, lsk, oscar
-    from ..clustering.estimator import ClusteredRegressor
 
     def est(solver, sparsity=None):
         def fit(X, y, lam):
@@ -431,7 +428,6 @@ def _movie_methods(Q, k, cg_iter):
         "operator" (the sparse X centred implicitly, for the first-order methods OSCAR and
         IHT: 5x fewer flops a product) or "sparse" (X itself; ``fn`` centres it)."""
         def fit(X, y, lam):
-            from ..clustering.problems import CenteredDesign
             A = CenteredDesign(X)
             Xc = {"dense": lambda: X.toarray() - A.mean, "operator": A.operator,
                   "sparse": lambda: X}[design]()
@@ -462,7 +458,6 @@ _MOVIE_DATA = {}
 def _movie_data(data_home):
     """(X, y, words, ||X||^2/n, alpha_max) of the movie reviews, computed once per process."""
     if data_home not in _MOVIE_DATA:
-        from ..datasets import load_dataset
         bunch = load_dataset("pang_lee", data_home=data_home)
         X, words = movie_review_features(bunch.texts)
         y = np.asarray(bunch.target, dtype=np.float64)
@@ -733,10 +728,6 @@ def cmd_bench(args) -> int:
 
 
 def _bench(args) -> int:
-    from ..clustering.projections import project_sparse_clustered
-    from ..linalg.kmeans1d import kmeans1d
-    from .._optional import available
-
     rng = np.random.default_rng(0)
     d, Q = 5623, 15
     x = rng.standard_normal(d)
@@ -759,8 +750,6 @@ def _bench(args) -> int:
                  "SSE": f"{float(np.sum((x - p.point) ** 2)):.6f}"})
     fit_rows = []
     try:
-        from ..clustering.estimator import ClusteredRegressor
-        from ..datasets import load_dataset
         bunch = load_dataset("pang_lee", data_home=args.data_home)
         X, _ = movie_review_features(bunch.texts)
         y = np.asarray(bunch.target, dtype=np.float64)
@@ -817,10 +806,6 @@ def add_bench_parser(subparsers):
 
 def demo_rows(verbose=False) -> list[dict]:
     """ClusteredRegressor (features, samples) and ClusteredClassifier on generated problems."""
-    from ..clustering.baselines import oracle_features
-    from ..clustering.estimator import ClusteredClassifier, ClusteredRegressor
-    from ..datasets.clustering_synthetic import make_clustered_features, make_clustered_samples
-
     rows = []
     b = make_clustered_features(150, 100, 5, 0.5, random_state=0)
     t = time.perf_counter()

@@ -29,6 +29,7 @@ import numpy as np
 
 from .._progress import log
 from .._registry import REGISTRY, by_name
+from ..datasets.splits import labeled_per_class
 from ._report import machine
 from ._runner import (add_common_options, blas_limit, is_full_run, only_set, report_path,
                       run_command, write_report)
@@ -72,9 +73,8 @@ def _hide(y, rng):
                 ys[rng.choice(idx, min(LABELS_PER_CLASS, idx.size), replace=False), j] = c
         return ys
     ys = np.full(y.shape, -1)
-    for c in np.unique(y):
-        idx = np.flatnonzero(y == c)
-        ys[rng.choice(idx, LABELS_PER_CLASS, replace=False)] = c
+    idx = labeled_per_class(y, LABELS_PER_CLASS, rng)
+    ys[idx] = y[idx]
     return ys
 
 

@@ -28,6 +28,7 @@ import warnings
 import numpy as np
 
 from .._progress import log
+from ..datasets.splits import labeled_per_class
 from ._report import load_average as _load, machine as _machine, timed
 from ._runner import add_common_options, only_set, out_dir, report_path, run_command
 
@@ -38,9 +39,8 @@ QUICK_SAMPLES = 5000
 def _semi_labels(y, per_class, rng):
     """Copy of ``y`` with all but ``per_class`` random points per class set to -1."""
     out = np.full(y.shape, -1, dtype=np.int64)
-    for c in np.unique(y):
-        idx = rng.choice(np.nonzero(y == c)[0], per_class, replace=False)
-        out[idx] = c
+    idx = labeled_per_class(y, per_class, rng)
+    out[idx] = y[idx]
     return out
 
 

@@ -32,19 +32,24 @@ from __future__ import annotations
 import argparse
 import datetime
 import os
+import sys
 import time
 import tracemalloc
+import warnings
 
 import numpy as np
+from sklearn.datasets import make_moons
 
 from .._progress import log
+from ..datasets import equalize_histograms, load_dataset
+from ..datasets.splits import draw_with_every_class, fixed_train_test_splits, lapsvm_splits
 from ..graph import knn_graph, laplacian
 from ..kernels import kernel_matrix
 from ..lapsvm import (LapRLS, LapSVM, dual_lapsvm, laplacian_operator, newton, pcg,
                       rlsc_fit, svm_fit)
 from ..lapsvm.stopping import make_rule
 from ._report import machine_and_load, timed
-from ._runner import Unit, add_common_options, cache_dir as _cache_dir, only_set, out_dir
+from ._runner import Unit, add_common_options, cache_dir, only_set, out_dir
 from ._runner import report_path, run_command, run_units, unit_cache, write_report
 
 RULES = ("stability", "validation", "mixed")
@@ -198,15 +203,12 @@ def load(name: str, data_home=None, n_splits: int = 12, seed: int = 0,
     each image to unit Euclidean length, ``"pixels"`` keeps the loader's [0, 1] pixels
     (see ``COIL_SCALINGS``).
     """
-    from ..datasets import load_dataset
-    from ..datasets.splits import fixed_train_test_splits, lapsvm_splits
     if coil_scaling not in COIL_SCALINGS:
         raise ValueError(f"coil_scaling must be one of {COIL_SCALINGS}, got {coil_scaling!r}")
     cfg = CONFIGS[name]
     bunch = load_dataset(name, data_home=data_home)
     X, y = bunch.data, np.asarray(bunch.target)
     if cfg.get("equalize"):  # FACEMIT: the paper's normgrey files are histogram-equalised
-        from ..datasets import equalize_histograms
         X = equalize_histograms(X)
     if cfg.get("unit_norm") or (cfg.get("coil") and coil_scaling == "unit-norm"):
         X = np.asarray(X, dtype=np.float64)
@@ -273,14 +275,11 @@ def setup_split(cfg, X, y, split, dtype=np.float64):
 
 
 def _error(scores, truth, classes, macro=False):
+    """Error (%) of the labels of ``scores`` (sign, or argmax over one-vs-all columns)."""
     scores = np.asarray(scores, dtype=np.float64)
     pred = (classes[(scores >= 0).astype(int)] if scores.ndim == 1
             else classes[np.argmax(scores, axis=1)])
-    if macro:  # 1 - (TPR + TNR) / 2 (FACEMIT)
-        pos = truth == classes[-1]
-        return 100.0 * (1 - 0.5 * (np.mean(pred[pos] == truth[pos])
-                                   + np.mean(pred[~pos] == truth[~pos])))
-    return 100.0 * np.mean(pred != truth)
+    return _label_error(pred, truth, classes, macro)
 
 
 def estimator(cfg, kind="LapSVM", **params):
@@ -469,19 +468,6 @@ def dual_key(name, n_splits, cfg, args):
     return key
 
 
-def split_cache(args):
-    """The folder of per-split records: ``--cache``, by default ``<--out>/splits``."""
-    return unit_cache(args, "splits")
-
-
-def _cached(cache, key, fn, resume=True):
-    """``fn()`` stored under ``key``, or the stored value when resuming; always as loaded
-    from JSON, so fresh and resumed runs summarise identical records."""
-    if not (resume and key in cache):
-        cache.put(key, fn())
-    return cache.get(key)
-
-
 def n_splits_of(args):
     """Splits per data set: ``--reps``, else 2 with ``--quick``, else the paper's 12."""
     return args.reps or (2 if args.quick else 12)
@@ -497,6 +483,14 @@ def _load_once(name, data_home, n_splits, coil_scaling):
         _LOADED.clear()                      # one data set at a time
         _LOADED[key] = load(name, data_home, n_splits=n_splits, coil_scaling=coil_scaling)
     return _LOADED[key]
+
+
+def dual_record(name, n_splits, opts):
+    """One unit of work: the dual LapSVM's (gamma_A, gamma_I) chosen on split 0
+    (:func:`select_dual`)."""
+    cfg = CONFIGS[name]
+    X, y, splits = _load_once(name, opts["data_home"], n_splits, opts["coil_scaling"])
+    return select_dual(cfg, setup_split(cfg, X, y, splits[0]), opts["verbose"])
 
 
 def split_record(name, k, n_splits, opts, direct, dual):
@@ -527,17 +521,18 @@ def reproduce_dataset(name, args):
     Each split is one unit of work of the runner (:func:`._runner.run_units`): its record
     (:func:`split_record`: ``run_split``'s output under ``"methods"``, plus ``n``,
     ``direct``, the parameters used and the unit's timing) is stored as one JSON file in
-    :func:`split_cache` as soon as it is computed, and with ``--resume`` (default) a split
-    whose key (:func:`split_key`) is there is loaded instead. The dual's gamma_I selected on
-    split 0 is cached under its own key (:func:`dual_key`), computed only when a split that
-    needs it is computed. With ``--assemble-only`` nothing is computed: the splits present
+    the command's cache (``--cache``, by default ``<--out>/splits``) as soon as it is
+    computed, and with ``--resume`` (default) a split whose key (:func:`split_key`) is there
+    is loaded instead. The dual's gamma_I selected on split 0 is a unit of its own
+    (:func:`dual_record`, key :func:`dual_key`), computed only when a split that needs it is
+    computed. With ``--assemble-only`` nothing is computed: the splits present
     are summarised (``None`` if there are none). ``meta["n_splits"]`` is the number of split
     records summarised, ``meta["n_splits_protocol"]`` the number the protocol asks for.
     """
     cfg = CONFIGS[name]
     n_splits = n_splits_of(args)
     resume, assemble = args.resume, args.assemble_only
-    cache = split_cache(args)
+    cache = unit_cache(args, "splits")
     if assemble and not any(f.startswith(f"{name}-split") for f in os.listdir(cache.folder)):
         return None
     X, y, splits = _load_once(name, args.data_home, n_splits, args.coil_scaling)
@@ -550,14 +545,14 @@ def reproduce_dataset(name, args):
             for k in range(len(splits))]
     needs_dual = dual_selected and not assemble and any(
         direct[k] and not (resume and keys[k] in cache) for k in range(len(splits)))
-    dual = cfg["dual"]
-    if needs_dual:
-        dual = tuple(_cached(cache, dual_key(name, n_splits, cfg, args),
-                             lambda: select_dual(cfg, setup_split(cfg, X, y, splits[0]),
-                                                 args.verbose), resume))
     opts = dict(data_home=args.data_home, coil_scaling=args.coil_scaling, tune=args.tune,
                 plot=args.plot, out=args.out, max_direct_n=args.max_direct_n,
                 verbose=args.verbose)
+    dual = cfg["dual"]
+    if needs_dual:
+        dual = tuple(run_units([Unit(dual_key(name, n_splits, cfg, args), dual_record,
+                                     (name, n_splits, opts))], args, cache,
+                               desc=f"lapsvm {cfg['label']} dual")[0])
     units = [Unit(keys[k], split_record, (name, k, n_splits, opts, direct[k], dual))
              for k in range(len(splits))]
     recs = [r for r in run_units(units, args, cache, desc=f"lapsvm {cfg['label']}") if r]
@@ -642,7 +637,7 @@ def write_results(all_res, args, path):
               "splits is not meaningful.", ""]
     if getattr(args, "assemble_only", False):
         L += [f"Assembled (`--assemble-only`) from the split records cached in "
-              f"`{split_cache(args).folder}`, which may come from several runs.", ""]
+              f"`{cache_dir(args, 'splits')}`, which may come from several runs.", ""]
     few = [f"{CONFIGS[k]['label']} {meta['n_splits']} of "
            f"{meta.get('n_splits_protocol', meta['n_splits'])}"
            for k, (_, meta) in all_res.items() if meta["n_splits"] < 12]
@@ -738,14 +733,14 @@ def _reproduce(args) -> int:
         res = reproduce_dataset(name, args)
         if res is None:
             log(f"[lapsvm] {CONFIGS[name]['label']}: no cached splits in "
-                f"{split_cache(args).folder}, left out", True)
+                f"{cache_dir(args, 'splits')}, left out", True)
             continue
         all_res[name] = res
         if not assemble:
             write_results(all_res, args, results)
     if assemble:
         if not all_res:
-            raise SystemExit(f"no cached splits for {names} in {split_cache(args).folder}")
+            raise SystemExit(f"no cached splits for {names} in {cache_dir(args, 'splits')}")
         write_results(all_res, args, results)
     if args.plot and not assemble:
         figure_two_moons(args.out)
@@ -757,7 +752,6 @@ def _reproduce(args) -> int:
 def _moons_problem(seed=0):
     """Two moons (200 points), one labelled point per moon: ``X``, the estimators' labels
     (-1 unlabelled, 0 / 1 the moons) and the truth (+-1)."""
-    from sklearn.datasets import make_moons
     X, t = make_moons(200, noise=0.1, random_state=seed)
     truth = np.where(t == 1, 1.0, -1.0)
     y = np.full(200, -1)
@@ -781,9 +775,7 @@ def figure_two_moons(out):
     Every run is :class:`semisup.LapSVM` (PCG); the iterates come from ``keep_path=True``
     (``history_`` and :meth:`~semisup.LapSVM.staged_decision_function`).
     """
-    import warnings
-
-    from ..plotting import pyplot, save
+    from ..plotting import pyplot, save  # matplotlib: optional
     plt = pyplot()
     X, y, truth = _moons_problem()
     ks = (1, 2, 5, 10, 20)
@@ -849,9 +841,7 @@ def figure_error_vs_iterations(name, cfg, S, out, max_iter=200, max_direct_n=500
     line is the error of the last PCG iterate instead of Newton's solution (whose O(n^3)
     cost the figure does not need).
     """
-    import warnings
-
-    from ..plotting import pyplot, save
+    from ..plotting import pyplot, save  # matplotlib: optional
     plt = pyplot()
     ga, gi = cfg["newton"]
     with warnings.catch_warnings():
@@ -954,7 +944,6 @@ def bench_scaling(args, lines):
     ga, gi = cfg["newton"]
     for n in args.sizes:
         tr = rng.choice(11982, n + 500, replace=False)
-        from ..datasets.splits import draw_with_every_class
         lab = draw_with_every_class(y, tr[:n], 80, rng, balanced=True)
         val = draw_with_every_class(y, tr[n:], 80, rng, balanced=True)
         split = dict(labeled=lab, unlabeled=np.setdiff1d(tr[:n], lab), validation=val,
@@ -1013,7 +1002,6 @@ BENCH_DATA = ("g50c", "coil20b", "pcmac", "uspstb", "coil20", "uspst")
 def _argv_recorder(func):
     """``func(args)`` with the command line recorded in ``args.argv`` (for the report)."""
     def run(args):
-        import sys
         args.argv = sys.argv[3:] if len(sys.argv) > 3 else []
         return func(args)
     return run
@@ -1078,7 +1066,6 @@ def add_bench_parser(subparsers) -> None:
 
 def demo_rows(verbose: bool = False) -> list[dict]:
     """LapSVM (Newton, PCG + stability) and LapRLS on generated two moons, 1 label per class."""
-    from sklearn.datasets import make_moons
     X, t = make_moons(400, noise=0.1, random_state=0)
     y = np.full(400, -1)
     rng = np.random.default_rng(0)

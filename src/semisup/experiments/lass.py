@@ -25,9 +25,19 @@ import time
 import warnings
 
 import numpy as np
+import scipy.sparse as sp
+from sklearn.datasets import make_multilabel_classification
+from sklearn.metrics import label_ranking_average_precision_score, roc_auc_score
+from sklearn.preprocessing import StandardScaler
 
 from .._progress import log
-from ._report import command_line as _command, machine_and_load, mean_sd
+from ..baselines.harmonic import harmonic_solve
+from ..datasets import load_dataset
+from ..datasets.synthetic import make_two_moons
+from ..graph import knn_graph, laplacian
+from ..lass import LaplacianAssignment, objective, solve
+from ..linalg.simplex import project_simplex_rows
+from ._report import header, mean_sd, timed
 from ._report import markdown_table as _table, write_text as _write
 from ._runner import Unit, add_common_options, only_set, out_dir, report_path, run_command
 from ._runner import cache_dir, refuse_empty_assembly, run_units, write_report
@@ -43,8 +53,6 @@ RHO_GRID = [1e-3, 1e-2, 1e-1, 1.0, 1e1, 1e2, 1e3]
 
 def two_moons_problem(n=400, noise=0.08, seed=0, n_neighbors=10):
     """Two moons with one positively tagged point per moon (paper Figure 1)."""
-    from ..datasets.synthetic import make_two_moons
-    from ..graph import knn_graph
     X, y = make_two_moons(n, noise=noise, random_state=seed)
     y = (y == 1).astype(int)
     G = np.zeros((n, 2))
@@ -55,16 +63,21 @@ def two_moons_problem(n=400, noise=0.08, seed=0, n_neighbors=10):
 
 def _lass(lam, rho="auto", **kw):
     """Figure 1's estimator: the paper's ADMM (cached factorisation) on the given graph."""
-    from ..lass import LaplacianAssignment
     return LaplacianAssignment(lam=lam, affinity="precomputed", rho=rho, solver="direct",
                                **kw)
 
 
+def _silent(fn, *args, **kwargs):
+    """``fn(*args, **kwargs)`` with its warnings silenced: the protocol's known cases (e.g. a
+    ConvergenceWarning at an intended iteration cap)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return fn(*args, **kwargs)
+
+
 def _admm_path(W, G, lam, rho, T):
     """ADMM's iterates for ``T`` iterations (tol 1e-300: never stops early) and the fit."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")   # the ConvergenceWarning at T is intended
-        m = _lass(lam, rho, tol=1e-300, max_iter=T, keep_path=True).fit(W, G)
+    m = _silent(_lass(lam, rho, tol=1e-300, max_iter=T, keep_path=True).fit, W, G)
     return np.array(m.history_["scores"]), m
 
 
@@ -80,9 +93,7 @@ def figure1(quick=False, plot=False, out="out/lass", verbose=False, lam=0.1):
     T = 400 if quick else 2000
     curves, rows = {}, []
     for rho in RHO_GRID + ["auto"]:
-        t0 = time.perf_counter()
-        path, m = _admm_path(W, G, lam, rho, T)
-        secs = time.perf_counter() - t0
+        (path, m), secs, _ = timed(_admm_path, W, G, lam, rho, T)
         err = np.linalg.norm(path - Zs, axis=(1, 2)) / nz
         label = "rho* (auto)" if rho == "auto" else f"{rho:g}"
         curves[label] = err
@@ -142,7 +153,6 @@ def _scores_knn_vote(W, Y, known):
 
 
 def _scores_harmonic(W, Y, known):
-    from ..baselines.harmonic import harmonic_solve
     S = np.empty(Y.shape)
     for j in range(Y.shape[1]):
         lab = known[:, j]
@@ -155,7 +165,6 @@ def _scores_harmonic(W, Y, known):
 
 
 def _metrics(S, Y, known):
-    from sklearn.metrics import label_ranking_average_precision_score, roc_auc_score
     aucs = []
     for j in range(Y.shape[1]):
         h = ~known[:, j]
@@ -169,11 +178,6 @@ def _metrics(S, Y, known):
 def partial_tagging(name, data_home=None, fracs=(0.1, 0.3), n_rep=10, lams=(0.01, 0.1),
                     n_neighbors=10, verbose=False):
     """Mean and std of LRAP and macro AUC over ``n_rep`` random maskings."""
-    from sklearn.preprocessing import StandardScaler
-
-    from ..datasets import load_dataset
-    from ..graph import knn_graph
-    from ..lass import LaplacianAssignment
     b = load_dataset(name, data_home=data_home)
     X = StandardScaler().fit_transform(np.asarray(b.data, dtype=np.float64))
     Y = np.asarray(b.target, dtype=int)
@@ -190,12 +194,8 @@ def partial_tagging(name, data_home=None, fracs=(0.1, 0.3), n_rep=10, lams=(0.01
                 methods[f"LASS lambda={lam:g}"] = (lambda lam=lam: LaplacianAssignment(
                     lam=lam, affinity="precomputed", max_iter=3000).fit(W, G).assignments_)
             for m, f in methods.items():
-                t0 = time.perf_counter()
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    S = f()
-                res.setdefault(m, []).append((*_metrics(S, Y, known),
-                                              time.perf_counter() - t0))
+                S, secs, _ = timed(_silent, f)
+                res.setdefault(m, []).append((*_metrics(S, Y, known), secs))
         for m, vals in res.items():
             v = np.array(vals)
             rows.append({"data": f"{name} ({X.shape[0]}x{Y.shape[1]})",
@@ -251,8 +251,7 @@ def _reproduce(args) -> int:
     text = [
         "# LASS — reproduced results",
         "",
-        f"Command: `{_command(args)}` ({datetime.date.today()}; {machine_and_load()}; "
-        f"{time.perf_counter() - t0:.0f} s).",
+        header(args, f"{time.perf_counter() - t0:.0f} s in all"),
         "",
         "## Figure 1: two moons, ADMM convergence for several rho",
         "",
@@ -305,7 +304,6 @@ def _reproduce(args) -> int:
 
 def bench_problem(N, K, d=5, tag_frac=0.05, seed=0, n_neighbors=10):
     """K Gaussian clusters in d dimensions, a fraction of items tagged +1 with its cluster."""
-    from ..graph import knn_graph
     rng = np.random.default_rng(seed)
     centers = rng.normal(scale=3.0, size=(K, d))
     lab = rng.integers(0, K, N)
@@ -317,15 +315,12 @@ def bench_problem(N, K, d=5, tag_frac=0.05, seed=0, n_neighbors=10):
 
 
 def bench_vs_cvxpy(N=2000, K=10, lam=1.0, gap=1e-5, verbose=False):
-    from ..graph import laplacian
-    from ..lass import objective, solve
     X, lab, G, W = bench_problem(N, K)
     L = laplacian(W)
     rows = []
     Fs = []
     try:
         import cvxpy as cp
-        import scipy.sparse as sp
         Wu = sp.triu(W, k=1).tocoo()
         E = sp.csr_matrix((np.concatenate([np.sqrt(Wu.data), -np.sqrt(Wu.data)]),
                            (np.concatenate([np.arange(Wu.nnz)] * 2),
@@ -336,10 +331,7 @@ def bench_vs_cvxpy(N=2000, K=10, lam=1.0, gap=1e-5, verbose=False):
             prob = cp.Problem(cp.Minimize(lam * cp.sum_squares(E @ Z)
                                           - cp.sum(cp.multiply(G, Z))),
                               [cp.sum(Z, axis=1) == 1, Z >= 0])
-            t0 = time.perf_counter()
-            prob.solve(solver=name, **opts)
-            total = time.perf_counter() - t0
-            from ..linalg.simplex import project_simplex_rows
+            _, total, _ = timed(prob.solve, solver=name, **opts)
             Zv = project_simplex_rows(Z.value)
             Fs.append(objective(Zv, L, G, lam))
             rows.append({"solver": f"cvxpy + {name}" + (" (eps 1e-6)" if opts else ""),
@@ -356,11 +348,8 @@ def bench_vs_cvxpy(N=2000, K=10, lam=1.0, gap=1e-5, verbose=False):
             r["rel. gap"] = f"{abs(r['F'] - Fstar) / abs(Fstar):.1e}"
     lass_row = None
     for tol in (1e-3, 3e-4, 1e-4, 3e-5, 1e-5, 3e-6, 1e-6, 3e-7, 1e-7):
-        t0 = time.perf_counter()
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            res = solve(L, G, lam, tol=tol, max_iter=100000, solver="direct")
-        secs = time.perf_counter() - t0
+        res, secs, _ = timed(_silent, solve, L, G, lam, tol=tol, max_iter=100000,
+                             solver="direct")
         F = objective(res.Z, L, G, lam)
         g = abs(F - Fstar) / abs(Fstar)
         log(f"[lass bench] tol={tol:g}: {secs:.2f} s, {res.n_iter} iterations, gap {g:.1e}",
@@ -377,11 +366,8 @@ def bench_vs_cvxpy(N=2000, K=10, lam=1.0, gap=1e-5, verbose=False):
     # APG's tol bounds the relative gap (certified), so tol = gap always reaches it; the
     # certificate is conservative, so a looser tol usually does too: same protocol as ADMM.
     for tol in (1e-3, 3e-4, 1e-4, 3e-5, gap):
-        t0 = time.perf_counter()
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            res = solve(L, G, lam, tol=tol, max_iter=100000, solver="apg")
-        secs = time.perf_counter() - t0
+        res, secs, _ = timed(_silent, solve, L, G, lam, tol=tol, max_iter=100000,
+                             solver="apg")
         F = objective(res.Z, L, G, lam)
         g = abs(F - Fstar) / abs(Fstar)
         log(f"[lass bench] apg tol={tol:g}: {secs:.2f} s, {res.n_iter} iterations, gap {g:.1e}",
@@ -409,21 +395,15 @@ def _big_fit(N, K, lam, max_iter, solver, queue):
     """Child process: a full fit (kNN graph + solver) and its peak memory, then the
     objective gap of the fit against a tight reference (APG warm-started from the fit and
     run to a certified 1e-9 gap; not counted in the fit's time or memory)."""
-    from ..lass import LaplacianAssignment, objective, solve
     X, lab, G, _ = bench_problem(N, K, d=5, tag_frac=0.05)
     rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    c0, t0 = time.process_time(), time.perf_counter()
+    model = LaplacianAssignment(lam=lam, knn_method="exact", max_iter=max_iter, solver=solver)
     with warnings.catch_warnings(record=True) as w:
         warnings.simplefilter("always")
-        m = LaplacianAssignment(lam=lam, knn_method="exact", max_iter=max_iter,
-                                solver=solver).fit(X, G)
-    secs, cpu = time.perf_counter() - t0, time.process_time() - c0
+        m, secs, cpu = timed(model.fit, X, G)
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    from ..graph import laplacian
     L = laplacian(m.affinity_matrix_)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        ref = solve(L, G, lam, solver="apg", tol=1e-9, max_iter=20000, Y0=m.assignments_)
+    ref = _silent(solve, L, G, lam, solver="apg", tol=1e-9, max_iter=20000, Y0=m.assignments_)
     F, Fref = objective(m.assignments_, L, G, lam), objective(ref.Z, L, G, lam)
     queue.put({"N": N, "K": K, "solver": m.solver_, "seconds": secs, "CPU seconds": cpu,
                "graph seconds": m.timings_["graph"], "rho* seconds": m.timings_["rho"],
@@ -459,9 +439,7 @@ def _time_to_gap(run, gap_of, target):
     """Seconds of the run at the loosest tol of :data:`TOL_LADDER` whose result is within
     ``target`` of the optimum (relative gap), and that tol; ``(None, None)`` if none is."""
     for tol in TOL_LADDER:
-        t0 = time.perf_counter()
-        res = run(tol)
-        secs = time.perf_counter() - t0
+        res, secs, _ = timed(run, tol)
         if gap_of(res) <= target:
             return secs, tol
     return None, None
@@ -474,8 +452,6 @@ def bench_direct_vs_cg(sizes=(500, 1000, 2000, 4000), K=10, lams=(0.01, 1.0), ve
     objective gap ``target`` (each solver at the loosest tol reaching it: their tols mean
     different things, APG's bounds the gap, ADMM's the residuals). 'fastest' names the
     solver with the smallest time to ``target`` and says whether ``auto`` picked it."""
-    from ..graph import laplacian
-    from ..lass import objective, solve
     rows = []
     for N in sizes:
         _, _, G, W = bench_problem(N, K, tag_frac=0.1)
@@ -493,13 +469,9 @@ def bench_direct_vs_cg(sizes=(500, 1000, 2000, 4000), K=10, lams=(0.01, 1.0), ve
                     continue
 
                 def run(tol, solver=solver):
-                    with warnings.catch_warnings():
-                        warnings.simplefilter("ignore")
-                        return solve(L, G, lam, solver=solver, tol=tol, max_iter=5000)
+                    return _silent(solve, L, G, lam, solver=solver, tol=tol, max_iter=5000)
 
-                t0 = time.perf_counter()
-                res = run(1e-5)
-                secs = time.perf_counter() - t0
+                res, secs, _ = timed(run, 1e-5)
                 to_gap, tol = _time_to_gap(run, gap_of, target)
                 cell.append({"N": N, "lambda": lam,
                              "solver": solver if solver != "auto" else f"auto ({res.solver})",
@@ -511,8 +483,8 @@ def bench_direct_vs_cg(sizes=(500, 1000, 2000, 4000), K=10, lams=(0.01, 1.0), ve
                                  f"{to_gap:.2f} ({tol:g})" if to_gap is not None else "-"),
                              "_picked": res.solver, "_to_gap": to_gap})
                 log(f"[lass bench] {cell[-1]}", verbose)
-            timed = [r for r in cell[:-1] if r["_to_gap"] is not None]
-            best = min(timed, key=lambda r: r["_to_gap"]) if timed else None
+            reached = [r for r in cell[:-1] if r["_to_gap"] is not None]
+            best = min(reached, key=lambda r: r["_to_gap"]) if reached else None
             auto = cell[-1]
             for r in cell:
                 r["fastest"] = ""
@@ -547,8 +519,8 @@ def _bench(args) -> int:
     if parts != list(BENCH_PARTS):
         # a part alone appends a dated section instead of rewriting the whole record
         text = ["", f"## {', '.join(parts)} ({datetime.datetime.now():%Y-%m-%d %H:%M})", "",
-                f"Command: `{_command(args)}` ({machine_and_load()}). Same problems and columns as "
-                "the sections of the full run above.", ""]
+                header(args) + " Same problems and columns as the sections of the full run "
+                "above.", ""]
         if "cvxpy" in parts:
             rows, speed = bench_vs_cvxpy(verbose=args.verbose)
             text += [_table(rows, ["solver", "seconds (total)", "seconds (solver)", "F",
@@ -569,9 +541,8 @@ def _bench(args) -> int:
     text = [
         "# LASS benchmarks",
         "",
-        f"Command: `{_command(args)}` ({datetime.datetime.now():%Y-%m-%d %H:%M}; "
-        f"{machine_and_load()}; {time.perf_counter() - t0:.0f} s in all). Timings on a shared machine "
-        f"are noisy: the 1-minute load average was {load[0]:.1f} at the end.",
+        header(args, f"{time.perf_counter() - t0:.0f} s in all") + " Timings on a shared "
+        f"machine are noisy: the 1-minute load average was {load[0]:.1f} at the end.",
         "",
         "## ADMM against cvxpy at N = 2000, K = 10 (time to a 1e-5 relative objective gap)",
         "",
@@ -653,11 +624,6 @@ def add_bench_parser(subparsers):
 
 def demo_rows(verbose=False) -> list[dict]:
     """LASS on generated data: two moons (2 tags) and a partially tagged multi-label set."""
-    from sklearn.datasets import make_multilabel_classification
-    from sklearn.metrics import label_ranking_average_precision_score
-
-    from ..graph import knn_graph
-    from ..lass import LaplacianAssignment
     rows = []
     t0 = time.perf_counter()
     X, y, W, G = two_moons_problem(n=300)

@@ -40,6 +40,7 @@ import time
 import numpy as np
 
 from .._progress import log
+from ..datasets.splits import labeled_per_class
 from ._report import load_average, machine
 from ._runner import (add_common_options, only_set, report_path, run_command,
                       say_written)
@@ -193,8 +194,8 @@ def _growth_data(method, n, seed=0):
     y = rng.integers(0, 2, n)
     X = rng.normal(size=(n, 10)) + 2.5 * y[:, None] * np.eye(10)[0]
     semi = np.full(n, -1)
-    for c in (0, 1):
-        semi[rng.choice(np.flatnonzero(y == c), 10, replace=False)] = c
+    lab = labeled_per_class(y, 10, rng)
+    semi[lab] = y[lab]
     if method == "MatrixCompletionTransducer":
         F = rng.normal(size=(n, 3)) @ rng.normal(size=(3, 20)) + y[:, None]
         F[rng.random(F.shape) < 0.2] = np.nan

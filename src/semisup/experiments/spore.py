@@ -43,16 +43,23 @@ import datetime
 import json
 import os
 import time
+import warnings
 import zlib
 
 import numpy as np
 
 from .._progress import log
-from ._checkpoint import TrialCache
-from ._report import load_average as _load, machine as _machine, mean_sd
-from ._runner import add_common_options, cache_dir as _cache_dir, only_set, out_dir
-from ._runner import _timed_call, refuse_empty_assembly, report_path, run_command, unit_cache
-from ._runner import write_report
+from ..baselines.graph_kernels import (GraphKernelSVM, LaplacianSpectrum, intersection_graph,
+                                       majority_graph, svm_on_columns, union_graph)
+from ..datasets import load_dataset
+from ..datasets.synthetic import make_multigraph_sets
+from ..graph import cosine_threshold_graph, rbf_threshold_graph
+from ..spore import SPORE, MultiGraphSPORE
+from ..spore.svm_dual import sign_predictions
+from ._report import header, load_average as _load, machine as _machine, mean_sd
+from ._runner import Unit, add_common_options, blas_limit, cache_dir as _cache_dir, only_set
+from ._runner import out_dir, refuse_empty_assembly, report_path, run_command, run_units
+from ._runner import unit_cache, write_report
 
 
 # ---------------------------------------------------------------------------- paper numbers
@@ -109,7 +116,6 @@ def accuracy(scores, ysig, labeled):
     ``scores`` (:func:`semisup.spore.svm_dual.sign_predictions`: the sign, exact ties to the
     larger labelled class), and the fraction of exact-zero scores. Used for the baselines'
     scores and for the iterates along a SPORE path (``history_["scores"]``)."""
-    from ..spore.svm_dual import sign_predictions
     unl = np.ones(ysig.shape[0], bool)
     unl[labeled] = False
     pred = sign_predictions(scores, ysig, labeled)
@@ -144,7 +150,6 @@ def _n_folds(labeled, ysig):
 
 
 def baseline_scores(spec, labeled, ysig, c, C):
-    from ..baselines.graph_kernels import svm_on_columns
     Kc, _ = spec.columns(c, labeled)
     return svm_on_columns(Kc, labeled, ysig, C)[0]
 
@@ -152,7 +157,6 @@ def baseline_scores(spec, labeled, ysig, c, C):
 def _cv_grid(labeled, ysig, rng, grid_a, grid_b, scores):
     """The pair (a, b) of ``grid_a x grid_b`` maximising the held-out accuracy summed over
     stratified folds of the labels; ``scores(train, a, b)`` gives soft predictions."""
-    from ..spore.svm_dual import sign_predictions
     folds = cv_folds(labeled, ysig, _n_folds(labeled, ysig), rng)
     best = None
     for a in grid_a:
@@ -179,9 +183,6 @@ def spore_fit(A, ysig, labeled, C, beta, T, inner, K0="coupled", dtype="float32"
     (``step="paper"``), with which the published tables were computed: on these dense
     graphs the estimator's default bound (``"distance"``) is within the draw-to-draw noise
     of it (docs/results/spore.md)."""
-    import warnings
-
-    from ..spore import SPORE
     model = SPORE(C=C, beta=beta, n_outer=T, n_inner=inner, K0=K0, step="paper",
                   dtype=dtype, keep_path=True, affinity="precomputed", random_state=0)
     with warnings.catch_warnings():
@@ -198,8 +199,6 @@ def cv_spore(A, labeled, ysig, T, inner, rng, dtype="float32"):
 
 # ---------------------------------------------------------------------------- data
 def uci_graph(name, data_home=None):
-    from ..datasets import load_dataset
-    from ..graph import rbf_threshold_graph
     b = load_dataset(name, data_home=data_home)
     y = np.where(np.asarray(b.target) > 0, 1.0, -1.0)
     return rbf_threshold_graph(np.asarray(b.data, dtype=np.float64)), y
@@ -232,8 +231,6 @@ def mnist_graph(a, b, n, rng, data_home=None, threshold=MNIST_SIMILARITY):
     """``n`` random MNIST images of digits a (+1) and b (-1); edge iff the cosine similarity
     exceeds ``threshold`` (0.6 = cosine distance below 0.4, the default; 0.4: the similarity
     reading)."""
-    from ..datasets import load_dataset
-    from ..graph import cosine_threshold_graph
     if "m" not in _MNIST:
         _MNIST["m"] = load_dataset("mnist", data_home=data_home)
     m = _MNIST["m"]
@@ -253,23 +250,6 @@ def mnist_graph(a, b, n, rng, data_home=None, threshold=MNIST_SIMILARITY):
 # setting used below changes, so that draws computed under the old protocol are not reused.
 PROTOCOL = "v1"
 TABLE_CODE = {"1": 1, "2": 2, "4": 4, "path": 9}
-
-
-class _Fresh(TrialCache):
-    """A cache that reports nothing stored (``--no-resume``) but stores every new result."""
-
-    def __contains__(self, key):
-        return False
-
-    def get(self, key):
-        return super().get(key) if os.path.exists(self._path(key)) and key in self._written \
-            else None
-
-    def put(self, key, value):
-        self._written = getattr(self, "_written", set()) | {key}
-        super().put(key, value)
-
-    _written: set = frozenset()
 
 
 def _mode(quick):
@@ -333,41 +313,46 @@ def _collect(draws):
     return out
 
 
-def _cached_or_run(cache, key, compute, fn, *args, **kwargs):
-    """The draw stored under ``key``; else ``fn(...)`` stored (``compute``) or ``None``."""
-    if key in cache:
-        return cache.get(key)
-    if not compute:
-        return None
-    # one timing record (CPU and wall seconds) per draw, as every runner unit has
-    return cache.run(key, _timed_call, fn, args, kwargs, False)
+def _run_draws(units, cache, compute, resume, verbose, desc):
+    """The draws ``units`` through the runner (:func:`._runner.run_units`), in this process:
+    ``compute=False`` only loads the cached ones (the others are ``None``), ``resume=False``
+    recomputes them. Each computed draw carries its CPU and wall seconds (``"_timing"``)."""
+    return run_units(units, None, cache, desc, n_jobs=1, resume=resume,
+                     assemble_only=not compute, progress=verbose)
 
 
-def run_dataset(load, cfg, table, name, seed, cache, compute=True, verbose=False):
+def _to_compute(keys, cache, compute, resume):
+    """Whether any of ``keys`` is computed (so its graph has to be loaded)."""
+    return compute and (not resume or any(k not in cache for k in keys))
+
+
+def run_dataset(load, cfg, table, name, seed, cache, compute=True, verbose=False,
+                resume=True):
     """All methods on one graph, draws ``0 .. cfg["draws"] - 1``, each cached on its own.
 
     ``load()`` returns ``(A, ysig)``; it is called only when a draw has to be computed.
-    With ``compute=False`` only cached draws are used. Returns the result dict over the
-    available draws, or ``None`` when there is none.
+    With ``compute=False`` only cached draws are used; ``resume=False`` recomputes them.
+    Returns the result dict over the available draws, or ``None`` when there is none.
     """
-    from ..baselines.graph_kernels import LaplacianSpectrum
-    g = {}
+    keys = [draw_key(table, name, d, seed, cfg["quick"]) for d in range(cfg["draws"])]
+    fresh = [k not in cache or not resume for k in keys]
+    A = ysig = specs = None
+    if _to_compute(keys, cache, compute, resume):
+        A, ysig = load()
+        specs = {k: LaplacianSpectrum(A, k) for k in BASELINES}
+    # the same labelled sets for every MNIST threshold (paired comparison)
+    units = [Unit(key, run_draw, (A, ysig, specs, cfg,
+                                  draw_rng(seed, table, _base_name(name), d)),
+                  dict(identity=cfg.get("identity", False) and d == 0))
+             for d, key in enumerate(keys)]
     draws = []
-    for d in range(cfg["draws"]):
-        key = draw_key(table, name, d, seed, cfg["quick"])
-        if compute and key not in cache and not g:
-            A, ysig = load()
-            g.update(A=A, y=ysig, specs={k: LaplacianSpectrum(A, k) for k in BASELINES})
-        fresh = key not in cache
-        r = _cached_or_run(cache, key, compute, lambda d=d: run_draw(
-            # the same labelled sets for every MNIST threshold (paired comparison)
-            g["A"], g["y"], g["specs"], cfg, draw_rng(seed, table, _base_name(name), d),
-            identity=cfg.get("identity", False) and d == 0))
+    for d, r in enumerate(_run_draws(units, cache, compute, resume, verbose,
+                                     f"spore T{table} {name}")):
         if r is None:
             continue
         draws.append(r)
         log(f"[spore] T{table} {name} draw {d + 1}/{cfg['draws']}"
-            + (" (cached)" if not fresh else "") + ": "
+            + (" (cached)" if not fresh[d] else "") + ": "
             + " ".join(f"{k} {r[k]:.1f}" for k in BASELINES)
             + f" SPORE {r['spore']:.1f} (C, beta = {tuple(r['spore_params'])}; path "
             + " ".join(f"{a:.1f}" for a in r["spore_path"]) + ")", verbose)
@@ -456,7 +441,8 @@ def run_table1(cfg, args, cache, compute=True):
         a, b, 500, draw_rng(args.seed, "1", f"mnist-{a}v{b}"), args.data_home, thr))
         for a, b in cfg["t1_mnist"]]
     for name, load in jobs:
-        r = run_dataset(load, cfg, "1", name, args.seed, cache, compute, args.verbose)
+        r = run_dataset(load, cfg, "1", name, args.seed, cache, compute, args.verbose,
+                        args.resume)
         if r is not None:
             res[name] = r
     return res
@@ -479,13 +465,15 @@ def run_long_path(cfg, args, cache, compute=True):
     three small UCI sets, K0 coupled and K0 = I, with the objective and the tie fraction."""
     out = {}
     for name in PATH_DATA:
-        g = {}
-        for d in range(cfg["path_draws"]):
-            key = draw_key("path", name, d, args.seed, cfg["quick"])
-            if compute and key not in cache and not g:
-                g["A"], g["y"] = uci_graph(name, args.data_home)
-            r = _cached_or_run(cache, key, compute, lambda d=d: run_path_draw(
-                g["A"], g["y"], cfg, draw_rng(args.seed, "path", name, d)))
+        keys = [draw_key("path", name, d, args.seed, cfg["quick"])
+                for d in range(cfg["path_draws"])]
+        A = ysig = None
+        if _to_compute(keys, cache, compute, args.resume):
+            A, ysig = uci_graph(name, args.data_home)
+        units = [Unit(key, run_path_draw, (A, ysig, cfg, draw_rng(args.seed, "path", name, d)))
+                 for d, key in enumerate(keys)]
+        for r in _run_draws(units, cache, compute, args.resume, args.verbose,
+                            f"spore path {name}"):
             if r is None:
                 continue
             rows = out.setdefault(name, {"coupled": [], "identity": [], "objective": []})
@@ -529,7 +517,7 @@ def run_table2(cfg, args, cache, compute=True):
         r = run_dataset(lambda a=a, b=b: mnist_graph(
             a, b, cfg["t2_n"], draw_rng(args.seed, "2", f"mnist-{a}v{b}"), args.data_home,
             thr),
-            c2, "2", name, args.seed, cache, compute, args.verbose)
+            c2, "2", name, args.seed, cache, compute, args.verbose, args.resume)
         if r is not None:
             res[name] = r
     return res
@@ -537,11 +525,6 @@ def run_table2(cfg, args, cache, compute=True):
 
 def run_t4_draw(cfg, rng):
     """One Table 4 draw: the three synthetic sets, SPORE on every graph variant and MKL."""
-    from ..baselines.graph_kernels import intersection_graph, majority_graph, union_graph
-    from ..datasets.synthetic import make_multigraph_sets
-    import warnings
-
-    from ..spore import MultiGraphSPORE
     C, beta = SPORE_FIXED
     T, inner = cfg["t4_T"], cfg["t4_inner"]
     out = {}
@@ -568,11 +551,13 @@ def run_t4_draw(cfg, rng):
 
 def run_table4(cfg, args, cache, compute=True):
     out = {}
-    for draw in range(cfg["t4_draws"]):
-        key = draw_key("4", "multigraph", draw, args.seed, cfg["quick"])
-        fresh = key not in cache
-        r = _cached_or_run(cache, key, compute, lambda d=draw: run_t4_draw(
-            cfg, draw_rng(args.seed, "4", "multigraph", d)))
+    keys = [draw_key("4", "multigraph", d, args.seed, cfg["quick"])
+            for d in range(cfg["t4_draws"])]
+    fresh = [k not in cache or not args.resume for k in keys]
+    units = [Unit(key, run_t4_draw, (cfg, draw_rng(args.seed, "4", "multigraph", d)))
+             for d, key in enumerate(keys)]
+    for draw, r in enumerate(_run_draws(units, cache, compute, args.resume, args.verbose,
+                                        "spore T4")):
         if r is None:
             continue
         for name, p in r.items():
@@ -585,7 +570,7 @@ def run_table4(cfg, args, cache, compute=True):
                 paths[k].append(p[k])
             row.setdefault("eta", []).append(p["eta"])
         log(f"[spore] T4 draw {draw + 1}/{cfg['t4_draws']}"
-            + (" (cached)" if not fresh else "") + ": " + "; ".join(
+            + (" (cached)" if not fresh[draw] else "") + ": " + "; ".join(
                 f"{k}: MKL {v['MKL-SPORE'][-1]:.1f}" for k, v in out.items()), args.verbose)
     return out
 
@@ -639,13 +624,6 @@ def _plot_paths(results, path):
     save(fig, path)
 
 
-def _blas_limit(n_threads):
-    """Cap BLAS/LAPACK threads: on a shared 2-core machine OpenBLAS's spinning threads made
-    one n = 2000 float32 eigh 6x slower (9.9 s vs 1.6 s single-threaded, load 8)."""
-    from threadpoolctl import threadpool_limits
-    return threadpool_limits(n_threads)
-
-
 def cmd_reproduce(args) -> int:
     return run_command(args, _reproduce)
 
@@ -678,21 +656,10 @@ def _reproduce(args) -> int:
     out_dir(args)
     cache_dir = _cache_dir(args, "draws")
     cache = unit_cache(args, "draws")
-    if not args.resume and compute:  # --no-resume: recompute the selected draws
-        cache = _Fresh(cache_dir, cache.version)
     full = _config(False)
     thr = cfg["mnist_similarity"]
-    sim_opt = f" --mnist-similarity {thr:g}" if thr != MNIST_SIMILARITY else ""
     parts = ["# SPORE — reproduced results (Shivanna et al., NIPS 2015)", "",
-             f"Command: `semisup reproduce spore{' --quick' if args.quick else ''}"
-             f"{' --only ' + ','.join(args.only) if args.only else ''}"
-             f"{' --datasets ' + args.datasets if args.datasets else ''}"
-             f"{f' --reps {args.reps}' if args.reps else ''}"
-             f"{sim_opt}"
-             f"{' --assemble-only' if assemble else ''}` (seed {args.seed}, "
-             f"{args.blas_threads} BLAS thread(s)); "
-             f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC; "
-             f"load average {_load()}; {_machine()}.", "",
+             header(args, f"seed {args.seed}", f"{args.blas_threads} BLAS thread(s)"), "",
              f"Config: {json.dumps({k: v for k, v in cfg.items()})}", "",
              f"Draws cached one JSON file each in `{cache_dir}` (protocol {_mode(args.quick)}); "
              "each draw's generator is derived from (seed, table, data set, draw index) "
@@ -988,8 +955,6 @@ def add_bench_parser(subparsers):
 def demo_rows(verbose: bool = False) -> list[dict]:
     """SPORE and the N-Lap baseline on a planted-partition graph, and MultiGraphSPORE on
     three views of it (generated in-line)."""
-    from ..baselines.graph_kernels import GraphKernelSVM
-    from ..spore import SPORE, MultiGraphSPORE
     rng = np.random.default_rng(0)
     n = 120
     y = np.where(np.arange(n) < n // 2, 1, 0)
@@ -1009,7 +974,7 @@ def demo_rows(verbose: bool = False) -> list[dict]:
                         ("N-Lap SVM", GraphKernelSVM(kernel="nlap", c=0.1, C=1.0,
                                                      affinity="precomputed"))]:
         t0 = time.perf_counter()
-        with _blas_limit(1):                 # 120 x 120 eighs gain nothing from threads
+        with blas_limit(1):                 # 120 x 120 eighs gain nothing from threads
             model.fit(A, y_obs)
         sec = time.perf_counter() - t0
         acc = float(np.mean(model.transduction_[unl] == y[unl]))
@@ -1023,7 +988,7 @@ def demo_rows(verbose: bool = False) -> list[dict]:
         U = np.triu(rng.random((n, n)) < P, 1)
         views.append((U | U.T).astype(float))
     t0 = time.perf_counter()
-    with _blas_limit(1):
+    with blas_limit(1):
         model = MultiGraphSPORE(C=1.0, beta=0.01, n_outer=5, n_inner=20,
                                 affinity="precomputed").fit(views, y_obs)
     sec = time.perf_counter() - t0
