@@ -122,7 +122,13 @@ def kept_section(path: str, heading: str) -> list[str]:
 
 def command_line(args) -> str:
     """The ``semisup ...`` command that produced a record."""
-    return "semisup " + " ".join(sys.argv[1:]) if sys.argv[1:] else "semisup " + args.cmd_name
+    if sys.argv[1:]:
+        return "semisup " + " ".join(sys.argv[1:])
+    # called as a function (tests, notebooks): the parser's name, else the command's words
+    name = getattr(args, "cmd_name", None) or " ".join(
+        str(w) for w in (getattr(args, "command", None), getattr(args, "paper", None)
+                         or getattr(args, "method", None)) if w)
+    return f"semisup {name}".rstrip()
 
 
 def header(args, *notes) -> str:
