@@ -20,7 +20,6 @@ from sklearn.utils.validation import check_is_fitted
 from .._base import SemiSupervisedMixin, _fit_context
 from .._progress import log
 from .._validation import check_semisup_labels, divide, warn_convergence
-from ..engines import engine_for
 from ..graph import connected_components
 from ..graph.frontend import GRAPH_PARAMETER_CONSTRAINTS, GraphMixin
 from .mbo import poisson_mbo
@@ -371,12 +370,7 @@ n_unreached_ :
         -------
         self
         """
-        engine = engine_for(X)
-        if not engine.host_arrays:
-            raise ValueError(f"PoissonMBO runs on the host and cannot take X of the "
-                             f"{engine.name} engine (e.g. a CuPy array); pass X in memory "
-                             "(e.g. cupy.asnumpy(X)), or use PoissonLearning, which runs "
-                             "there.")
+        # a device X is refused by the front-end (_device_fit is False here)
         t0 = time.perf_counter()
         W, res, labeled_idx, y_idx = self._poisson(X, y)
         n, K = res.U.shape
