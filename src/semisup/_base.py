@@ -27,6 +27,18 @@ __all__ = ["SemiSupervisedMixin", "TransductiveMixin", "UNLABELED", "_fit_contex
            "labeled_accuracy"]
 
 
+def _store_init_params(estimator, params) -> None:
+    """Store each argument of an ``__init__`` (its ``locals()``) unchanged on ``estimator``.
+
+    scikit-learn's rule: ``__init__`` keeps its parameters as given and does nothing else
+    (validation happens in ``fit``). One line in every ``__init__`` instead of a block of
+    ``self.x = x`` that repeats the graph parameters in each graph estimator.
+    """
+    for name, value in params.items():
+        if name not in ("self", "__class__"):
+            setattr(estimator, name, value)
+
+
 def labeled_accuracy(y_true, y_pred) -> float:
     """Accuracy over the labeled entries of ``y_true`` (``-1`` entries are ignored).
 

@@ -25,7 +25,7 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .._base import TransductiveMixin, _fingerprint, _fit_context
+from .._base import TransductiveMixin, _fingerprint, _fit_context, _store_init_params
 from .._progress import log
 from .._transductive import n_vertices, one_vs_rest, ovr_labels, transduce, warn_unreached
 from .._validation import check_affinity, check_semisup_labels
@@ -215,19 +215,7 @@ random_state :
     def __init__(self, *, kernel="nlap", c=0.1, C=1.0, verbose=False, affinity="knn",
                  n_neighbors=10, weights="heat", graph_sigma=None, threshold=None,
                  metric="euclidean", knn_method="auto", n_jobs=None, random_state=None):
-        self.kernel = kernel
-        self.c = c
-        self.C = C
-        self.verbose = verbose
-        self.affinity = affinity
-        self.n_neighbors = n_neighbors
-        self.weights = weights
-        self.graph_sigma = graph_sigma
-        self.threshold = threshold
-        self.metric = metric
-        self.knn_method = knn_method
-        self.n_jobs = n_jobs
-        self.random_state = random_state
+        _store_init_params(self, locals())
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):

@@ -26,7 +26,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from .._base import SemiSupervisedMixin, _fit_context
+from .._base import SemiSupervisedMixin, _fit_context, _store_init_params
 from .._progress import log
 from .._validation import check_semisup_labels, divide, warn_convergence
 from ..engines import array_namespace, engine_for
@@ -287,20 +287,7 @@ random_state :
                  threshold=None, metric="euclidean", knn_method="auto", n_jobs=None,
                  random_state=None, class_mass_normalization=False, solver="auto", tol=1e-8,
                  max_iter=None, verbose=False):
-        self.affinity = affinity
-        self.n_neighbors = n_neighbors
-        self.weights = weights
-        self.graph_sigma = graph_sigma
-        self.threshold = threshold
-        self.metric = metric
-        self.knn_method = knn_method
-        self.n_jobs = n_jobs
-        self.random_state = random_state
-        self.class_mass_normalization = class_mass_normalization
-        self.solver = solver
-        self.tol = tol
-        self.max_iter = max_iter
-        self.verbose = verbose
+        _store_init_params(self, locals())
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):

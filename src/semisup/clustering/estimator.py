@@ -28,7 +28,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
-from .._base import _fit_context, labeled_accuracy
+from .._base import _fit_context, _store_init_params, labeled_accuracy
 from .._validation import _labeled_mask, check_memory, check_semisup_labels
 from .alternating import alternating_minimization
 from .frank_wolfe import (fw_feature_clustering, fw_features_nbytes, fw_sample_clustering,
@@ -159,19 +159,7 @@ class _ClusteredBase(BaseEstimator):
     def __init__(self, n_clusters=5, *, cluster="features", sparsity=None, solver="pg",
                  alpha=1e-3, fit_intercept=True, max_iter=5000, tol=1e-8, fw_max_iter=200,
                  refine=True, n_init=3, random_state=None, verbose=False):
-        self.n_clusters = n_clusters
-        self.cluster = cluster
-        self.sparsity = sparsity
-        self.solver = solver
-        self.alpha = alpha
-        self.fit_intercept = fit_intercept
-        self.max_iter = max_iter
-        self.tol = tol
-        self.fw_max_iter = fw_max_iter
-        self.refine = refine
-        self.n_init = n_init
-        self.random_state = random_state
-        self.verbose = verbose
+        _store_init_params(self, locals())
 
     # ------------------------------------------------------------------ validation
     def _check_combination(self, n_samples, n_features):

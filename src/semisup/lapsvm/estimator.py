@@ -21,7 +21,7 @@ from sklearn.utils import check_array
 from sklearn.utils._param_validation import Interval, Options, StrOptions
 from sklearn.utils.validation import _num_samples, check_is_fitted
 
-from .._base import SemiSupervisedMixin, _fit_context
+from .._base import SemiSupervisedMixin, _fit_context, _store_init_params
 from .._validation import _fmt_bytes, check_semisup_labels
 from ..graph import laplacian
 from ..graph.degeneracy import warn_if_flat
@@ -90,37 +90,7 @@ class _LaplacianKernelClassifier(SemiSupervisedMixin, GraphMixin, ClassifierMixi
                  stop_every=None, joint_stopping=True, max_iter=None, refresh_every=50,
                  kernel_dtype="float64", warm_start=False, keep_path=False, verbose=False,
                  n_basis="auto", basis="uniform"):
-        self.gamma_A = gamma_A
-        self.gamma_I = gamma_I
-        self.kernel = kernel
-        self.kernel_sigma = kernel_sigma
-        self.degree = degree
-        self.coef0 = coef0
-        self.affinity = affinity
-        self.n_neighbors = n_neighbors
-        self.weights = weights
-        self.graph_sigma = graph_sigma
-        self.threshold = threshold
-        self.metric = metric
-        self.knn_method = knn_method
-        self.n_jobs = n_jobs
-        self.random_state = random_state
-        self.laplacian = laplacian
-        self.laplacian_power = laplacian_power
-        self.use_bias = use_bias
-        self.solver = solver
-        self.early_stopping = early_stopping
-        self.stop_tol = stop_tol
-        self.stop_every = stop_every
-        self.joint_stopping = joint_stopping
-        self.max_iter = max_iter
-        self.refresh_every = refresh_every
-        self.kernel_dtype = kernel_dtype
-        self.warm_start = warm_start
-        self.keep_path = keep_path
-        self.verbose = verbose
-        self.n_basis = n_basis
-        self.basis = basis
+        _store_init_params(self, locals())
 
     _hinge = True
 

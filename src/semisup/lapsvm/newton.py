@@ -57,6 +57,23 @@ def _full_hessian_step(K, apply_L, LK, E, y, gamma_I, use_bias):
     return (Z[0], Z[1:]) if use_bias else (np.zeros(y.shape[1]), Z)
 
 
+
+def newton_groups(E, E_prev, converged):
+    """The one-vs-all columns still to step, and them grouped by error-vector set.
+
+    A column has converged (``converged`` is updated in place) once its error-vector set
+    ``E[:, j]`` is that of the previous step ``E_prev`` (the paper's Newton stopping rule);
+    columns with the same set share the Newton matrix (every column at the first step, every
+    LapRLS step): one solve, many right-hand sides. Returns ``(active, [columns, ...])``.
+    """
+    if E_prev is not None:
+        converged |= (E == E_prev).all(axis=0)
+    active = np.flatnonzero(~converged)
+    groups: dict[bytes, list[int]] = {}
+    for j in active:
+        groups.setdefault(np.packbits(E[:, j]).tobytes(), []).append(j)
+    return active, list(groups.values())
+
 def newton(K, L, y, *, gamma_A: float, gamma_I: float, power: int = 1,
            use_bias: bool = False, hinge: bool = True, max_iter: int = 50,
            line_search: bool = False, alpha0=None, b0=None, LK=None, callback=None,
@@ -132,17 +149,10 @@ def newton(K, L, y, *, gamma_A: float, gamma_I: float, power: int = 1,
         if callback is not None and t > 0:
             callback(t, A[:, 0] if squeeze else A, B[0] if squeeze else B, F)
         E = error_mask(F, Y, hinge)
-        if E_prev is not None:
-            converged |= (E == E_prev).all(axis=0)
-        active = np.flatnonzero(~converged)
+        active, groups = newton_groups(E, E_prev, converged)
         if t == max_iter or active.size == 0:
             break
-        # one-vs-all columns with the same error-vector set share the Newton matrix (e.g.
-        # every column at the first step, and every LapRLS step): one solve, many RHS
-        groups: dict[bytes, list[int]] = {}
-        for j in active:
-            groups.setdefault(np.packbits(E[:, j]).tobytes(), []).append(j)
-        for cols in groups.values():
+        for cols in groups:
             Ej = E[:, cols[0]]
             rhs = np.where(E[:, cols], Y[:, cols], 0.0)
             Z = None

@@ -175,18 +175,13 @@ def pcg(K, L, y, *, gamma_A: float, gamma_I: float, power: int = 1, use_bias: bo
     grad_a = kernel_matvec(K, ga)
     D_a, KD = -ga, -grad_a
     D_b = -gb if use_bias else np.zeros(c)
-    active = np.ones(c, dtype=bool)
-    stopped_at = np.full(c, -1)
-    reason = np.array(["max_iter"] * c, dtype=object)
 
     def val_scores():
         return kernel_matvec(K_val, A) + B
 
     hist = {k: [] for k in ("obj", "grad_norm", "pgrad_norm", "mixed_norm", "ls_pieces",
                             "step")}
-    rules = list(stopping)
-    for rule in rules:
-        rule.reset(n)
+    stops = _ColumnStops(stopping, n, c)
 
     def record(t, pieces, steps):
         E = labeled & ((Y * F < 1.0) if hinge else True)
@@ -207,24 +202,13 @@ def pcg(K, L, y, *, gamma_A: float, gamma_I: float, power: int = 1, use_bias: bo
         return Iterate(t=t, F=F, obj=obj, grad_sq=gsq, ghat_sq=hsq, mixed_sq=msq,
                        f_val=val_scores)
 
-    def apply_rules(it):
-        for rule in rules:
-            cols = np.arange(c) if rule.columns is None else rule.columns
-            if not active[cols].any():
-                continue
-            if rule(it):
-                hit = cols[active[cols]]
-                active[hit] = False
-                stopped_at[hit] = it.t
-                reason[hit] = rule.name
-
-    apply_rules(record(0, 0, 0.0))
+    stops.check(record(0, 0, 0.0))
     t = 0
     for t in range(1, max_iter + 1):
-        if not active.any():
+        if not stops.active.any():
             t -= 1
             break
-        act = np.flatnonzero(active)
+        act = np.flatnonzero(stops.active)
         FD = KD[:, act] + D_b[act]
         LFD = apply_L(FD)
         s = np.zeros(c)
@@ -235,10 +219,7 @@ def pcg(K, L, y, *, gamma_A: float, gamma_I: float, power: int = 1, use_bias: bo
             s[j], npc = exact_line_search(F[lab_rows, j], FD[lab_rows, k], Yl[:, j],
                                           a_reg, c_reg, hinge)
             pieces.append(npc)
-        zero = act[s[act] == 0.0]
-        active[zero] = False
-        stopped_at[zero] = t - 1
-        reason[zero] = "line search step 0"
+        stops.stop(act[s[act] == 0.0], t - 1, "line search step 0")
         sa = s[act]
         A[:, act] += sa * D_a[:, act]
         B[act] += sa * D_b[act]
@@ -270,26 +251,62 @@ def pcg(K, L, y, *, gamma_A: float, gamma_I: float, power: int = 1, use_bias: bo
         if refresh:
             KD[:, act] = kernel_matvec(K, D_a[:, act])
         it = record(t, float(np.mean(pieces)), float(np.mean(sa)))
-        apply_rules(it)
+        stops.check(it)
         if callback is not None:
             callback(t, A[:, 0] if squeeze else A, B[0] if squeeze else B, F)
         if verbose and (t % 10 == 0):
-            log(f"[pcg] t={t} obj={hist['obj'][-1]:.6g} active={int(active.sum())}", True)
-    stopped_at[stopped_at < 0] = t
-    converged = not active.any()
-    if not converged:
-        warn_convergence(f"PCG reached max_iter={max_iter} before " + (
-            _advice if _advice is not None else _default_advice(rules)))
-    reasons = sorted(set(reason.tolist()))
-    history = dict(hist)
-    for rule in rules:
-        history[rule.name if rule.columns is None
-                else f"{rule.name}{list(rule.columns)}"] = list(rule.history)
-    return SolverResult(alpha=A[:, 0] if squeeze else A, b=float(B[0]) if squeeze else B,
-                        n_iter=int(stopped_at.max()), converged=bool(converged),
-                        stop_reason=", ".join(reasons), history=history,
-                        n_iter_per_column=stopped_at,
-                        decision=F[:, 0].copy() if squeeze else F.copy())
+            log(f"[pcg] t={t} obj={hist['obj'][-1]:.6g} "
+                f"active={int(stops.active.sum())}", True)
+    return stops.result(t, max_iter, _advice, hist, A, B, F, squeeze)
+
+
+class _ColumnStops:
+    """Which one-vs-all columns of a PCG run still iterate, and when and why each stopped.
+
+    Shared by :func:`pcg` and the reduced expansion's PCG: the goal conditions ``rules``
+    (reset for ``n`` points) are checked after each iteration on the columns they govern; a
+    column stops at the first rule that holds, or when its exact line search returns 0.
+    """
+
+    def __init__(self, rules, n, c):
+        self.rules = list(rules)
+        for rule in self.rules:
+            rule.reset(n)
+        self.active = np.ones(c, dtype=bool)
+        self.stopped_at = np.full(c, -1)
+        self.reason = np.array(["max_iter"] * c, dtype=object)
+
+    def stop(self, cols, t, why):
+        self.active[cols] = False
+        self.stopped_at[cols] = t
+        self.reason[cols] = why
+
+    def check(self, it):
+        """Apply each rule to the still-active columns it governs after iterate ``it``."""
+        c = self.active.size
+        for rule in self.rules:
+            cols = np.arange(c) if rule.columns is None else rule.columns
+            if self.active[cols].any() and rule(it):
+                self.stop(cols[self.active[cols]], it.t, rule.name)
+
+    def result(self, t, max_iter, advice, hist, A, B, F, squeeze):
+        """The :class:`SolverResult` after the last iteration ``t`` (a max_iter warning
+        when a column never stopped: ``advice``, default :func:`_default_advice`)."""
+        self.stopped_at[self.stopped_at < 0] = t
+        converged = not self.active.any()
+        if not converged:
+            warn_convergence(f"PCG reached max_iter={max_iter} before " + (
+                advice if advice is not None else _default_advice(self.rules)))
+        history = dict(hist)
+        for rule in self.rules:
+            history[rule.name if rule.columns is None
+                    else f"{rule.name}{list(rule.columns)}"] = list(rule.history)
+        return SolverResult(alpha=A[:, 0] if squeeze else A,
+                            b=float(B[0]) if squeeze else B,
+                            n_iter=int(self.stopped_at.max()), converged=bool(converged),
+                            stop_reason=", ".join(sorted(set(self.reason.tolist()))),
+                            history=history, n_iter_per_column=self.stopped_at,
+                            decision=F[:, 0].copy() if squeeze else F.copy())
 
 
 def _default_advice(rules) -> str:

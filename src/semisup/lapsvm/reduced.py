@@ -45,8 +45,9 @@ from sklearn.utils import check_random_state
 
 from .._progress import log
 from .._validation import available_memory, warn_convergence
-from .objective import laplacian_operator
-from .pcg import _as_columns, _default_advice, exact_line_search
+from .newton import newton_groups
+from .objective import error_mask, laplacian_operator
+from .pcg import _as_columns, _ColumnStops, exact_line_search
 from .result import SolverResult
 from .stopping import Iterate
 
@@ -288,21 +289,15 @@ def reduced_newton(Phi, L, y, *, gamma_A: float, gamma_I: float, power: int = 1,
     iters = np.zeros(c, dtype=int)
     converged = np.zeros(c, dtype=bool)
     E_prev = None
-    labeled = Y != 0
     for t in range(max_iter + 1):
         F = _products(Phi, A) + B
         if callback is not None and t > 0:
             callback(t, A[:, 0] if squeeze else A, B[0] if squeeze else B, F)
-        E = labeled & ((Y * F < 1.0) if hinge else True)
-        if E_prev is not None:
-            converged |= (E == E_prev).all(axis=0)
-        active = np.flatnonzero(~converged)
+        E = error_mask(F, Y, hinge)
+        active, groups = newton_groups(E, E_prev, converged)
         if t == max_iter or active.size == 0:
             break
-        groups: dict[bytes, list[int]] = {}
-        for j in active:
-            groups.setdefault(np.packbits(E[:, j]).tobytes(), []).append(j)
-        for cols in groups.values():
+        for cols in groups:
             rows = np.flatnonzero(E[:, cols[0]])
             ZE = np.asarray(Phi[rows], dtype=np.float64)
             if use_bias:
@@ -397,14 +392,9 @@ def reduced_pcg(Phi, L, y, *, gamma_A: float, gamma_I: float, power: int = 1,
 
     gb, ga = gradient()
     D_a, D_b = -ga, -gb
-    active = np.ones(c, dtype=bool)
-    stopped_at = np.full(c, -1)
-    reason = np.array(["max_iter"] * c, dtype=object)
     hist = {k: [] for k in ("obj", "grad_norm", "pgrad_norm", "mixed_norm", "ls_pieces",
                             "step")}
-    rules = list(stopping)
-    for rule in rules:
-        rule.reset(n)
+    stops = _ColumnStops(stopping, n, c)
 
     def val_scores():
         return _products(Phi_val, A) + B
@@ -422,24 +412,13 @@ def reduced_pcg(Phi, L, y, *, gamma_A: float, gamma_I: float, power: int = 1,
         return Iterate(t=t, F=F, obj=obj, grad_sq=gsq, ghat_sq=gsq, mixed_sq=gsq,
                        f_val=val_scores)
 
-    def apply_rules(it):
-        for rule in rules:
-            cols = np.arange(c) if rule.columns is None else rule.columns
-            if not active[cols].any():
-                continue
-            if rule(it):
-                hit = cols[active[cols]]
-                active[hit] = False
-                stopped_at[hit] = it.t
-                reason[hit] = rule.name
-
-    apply_rules(record(0, 0, 0.0))
+    stops.check(record(0, 0, 0.0))
     t = 0
     for t in range(1, max_iter + 1):
-        if not active.any():
+        if not stops.active.any():
             t -= 1
             break
-        act = np.flatnonzero(active)
+        act = np.flatnonzero(stops.active)
         FD = _products(Phi, D_a[:, act]) + D_b[act]
         LFD = apply_L(FD)
         s = np.zeros(c)
@@ -450,10 +429,7 @@ def reduced_pcg(Phi, L, y, *, gamma_A: float, gamma_I: float, power: int = 1,
             s[j], npc = exact_line_search(F[lab_rows, j], FD[lab_rows, k], Yl[:, j],
                                           a_reg, c_reg, hinge)
             pieces.append(npc)
-        zero = act[s[act] == 0.0]
-        active[zero] = False
-        stopped_at[zero] = t - 1
-        reason[zero] = "line search step 0"
+        stops.stop(act[s[act] == 0.0], t - 1, "line search step 0")
         sa = s[act]
         A[:, act] += sa * D_a[:, act]
         B[act] += sa * D_b[act]
@@ -474,23 +450,10 @@ def reduced_pcg(Phi, L, y, *, gamma_A: float, gamma_I: float, power: int = 1,
         D_a[:, act] = -ga[:, act] + beta[act] * D_a[:, act]
         D_b[act] = -gb[act] + beta[act] * D_b[act]
         it = record(t, float(np.mean(pieces)), float(np.mean(sa)))
-        apply_rules(it)
+        stops.check(it)
         if callback is not None:
             callback(t, A[:, 0] if squeeze else A, B[0] if squeeze else B, F)
         if verbose and (t % 10 == 0):
             log(f"[reduced pcg] t={t} obj={hist['obj'][-1]:.6g} "
-                f"active={int(active.sum())}", True)
-    stopped_at[stopped_at < 0] = t
-    converged = not active.any()
-    if not converged:
-        warn_convergence(f"PCG reached max_iter={max_iter} before " + (
-            _advice if _advice is not None else _default_advice(rules)))
-    history = dict(hist)
-    for rule in rules:
-        history[rule.name if rule.columns is None
-                else f"{rule.name}{list(rule.columns)}"] = list(rule.history)
-    return SolverResult(alpha=A[:, 0] if squeeze else A, b=float(B[0]) if squeeze else B,
-                        n_iter=int(stopped_at.max()), converged=bool(converged),
-                        stop_reason=", ".join(sorted(set(reason.tolist()))), history=history,
-                        n_iter_per_column=stopped_at,
-                        decision=F[:, 0].copy() if squeeze else F.copy())
+                f"active={int(stops.active.sum())}", True)
+    return stops.result(t, max_iter, _advice, hist, A, B, F, squeeze)

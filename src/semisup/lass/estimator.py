@@ -11,7 +11,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, TransformerMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from .._base import SemiSupervisedMixin, _fit_context
+from .._base import SemiSupervisedMixin, _fit_context, _store_init_params
 from .._progress import log
 from .._validation import (_as_numeric_matrix, check_finite, check_memory,
                            check_semisup_labels)
@@ -227,25 +227,7 @@ random_state :
                  n_jobs=None, random_state=None, rho="auto", tol=1e-5, max_iter=5000,
                  solver="auto", stopping="two-part", check_every=1, warm_start=False,
                  keep_path=False, verbose=False):
-        self.lam = lam
-        self.affinity = affinity
-        self.n_neighbors = n_neighbors
-        self.weights = weights
-        self.graph_sigma = graph_sigma
-        self.threshold = threshold
-        self.metric = metric
-        self.knn_method = knn_method
-        self.n_jobs = n_jobs
-        self.random_state = random_state
-        self.rho = rho
-        self.tol = tol
-        self.max_iter = max_iter
-        self.solver = solver
-        self.stopping = stopping
-        self.check_every = check_every
-        self.warm_start = warm_start
-        self.keep_path = keep_path
-        self.verbose = verbose
+        _store_init_params(self, locals())
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -19,7 +19,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .._base import TransductiveMixin, _fingerprint, _fit_context
+from .._base import TransductiveMixin, _fingerprint, _fit_context, _store_init_params
 from .._transductive import (n_tasks, n_vertices, one_vs_rest, ovr_labels, transduce,
                              warn_unreached)
 from .._validation import _as_numeric_matrix, check_memory
@@ -322,26 +322,7 @@ random_state :
                  affinity="knn", n_neighbors=10, weights="heat", graph_sigma=None,
                  threshold=None, metric="euclidean", knn_method="auto", n_jobs=None,
                  random_state=None):
-        self.C = C
-        self.beta = beta
-        self.n_outer = n_outer
-        self.n_inner = n_inner
-        self.hops = hops
-        self.K0 = K0
-        self.step = step
-        self.iterate = iterate
-        self.dtype = dtype
-        self.keep_path = keep_path
-        self.verbose = verbose
-        self.affinity = affinity
-        self.n_neighbors = n_neighbors
-        self.weights = weights
-        self.graph_sigma = graph_sigma
-        self.threshold = threshold
-        self.metric = metric
-        self.knn_method = knn_method
-        self.n_jobs = n_jobs
-        self.random_state = random_state
+        _store_init_params(self, locals())
 
     def _preflight(self, n, tasks):
         """Checks that need only n: the dense memory and a user K0 (before the graph)."""
@@ -504,27 +485,7 @@ far_from_labels_, hops_, step_ :
                  affinity="knn", n_neighbors=10, weights="heat", graph_sigma=None,
                  threshold=None, metric="euclidean", knn_method="auto", n_jobs=None,
                  random_state=None):
-        self.C = C
-        self.beta = beta
-        self.n_outer = n_outer
-        self.n_inner = n_inner
-        self.hops = hops
-        self.step = step
-        self.step_eta = step_eta
-        self.iterate = iterate
-        self.views = views
-        self.dtype = dtype
-        self.keep_path = keep_path
-        self.verbose = verbose
-        self.affinity = affinity
-        self.n_neighbors = n_neighbors
-        self.weights = weights
-        self.graph_sigma = graph_sigma
-        self.threshold = threshold
-        self.metric = metric
-        self.knn_method = knn_method
-        self.n_jobs = n_jobs
-        self.random_state = random_state
+        _store_init_params(self, locals())
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
