@@ -1,24 +1,20 @@
 """Roulet, Fogel, d'Aspremont & Bach (2016), "Learning with clustering structure".
 
-``semisup reproduce clustering [--quick] [--plot] [--reps N] [--only 1,2,3,4] [--n-jobs J]
-[--cache DIR] [--assemble-only]``
-    Table 1 (sample clustering, noise dimensions), Tables 2-3 (feature clustering against n
-    and sigma; Table 3 printed x100, spec §7.2) on the spec's synthetic generators with
-    cross-validated regularisation, Table 4 (Pang-Lee movie ratings, 100 x test MSE) and
-    Table 5 (word clusters), the paper's numbers beside ours; ``--plot`` saves ||w* - w||
-    against n and sigma. Each repetition (one draw of one table cell, one Table 4 split) is a
-    cached unit of :func:`._runner.run_units`, so the full protocol (hours) runs in pieces
-    (``--only``, ``--reps``, ``--n-jobs``) and ``--assemble-only`` writes the report from the
-    cache alone. PG, CG (``solver="fw"``) and CGPG (``"fwpg"``), with and without sparsity,
-    are :class:`semisup.ClusteredRegressor`.
-``semisup bench clustering``
-    Exact 1-D projection (d = 5623, Q = 15) against PyPI ``ckmeans`` when importable, the
-    sparse+clustered projection (k = d/2) and a full PG fit on the movie reviews.
+``semisup reproduce clustering`` (``--quick``, ``--plot``, ``--reps``, ``--only 1,2,3,4``,
+``--n-jobs``, ``--cache``, ``--assemble-only``): Table 1 (sample clustering), Tables 2-3
+(feature clustering against n and sigma) on the spec's generators, Table 4 (Pang-Lee movie
+ratings, 100 x test MSE) and Table 5 (word clusters), lambda by CV, the paper's numbers
+beside ours. Each repetition (one draw of one cell, one Table 4 split) is a cached unit, so
+the full protocol (hours) runs in pieces. PG, CG (``solver="fw"``) and CGPG (``"fwpg"``),
+with and without sparsity, are :class:`semisup.ClusteredRegressor`.
+``semisup bench clustering``: exact 1-D projection (d = 5623, Q = 15) against PyPI
+``ckmeans`` when importable, the sparse+clustered projection and a PG fit on the reviews.
 """
 
 from __future__ import annotations
 
 import datetime
+import functools
 import os
 import time
 import warnings
@@ -86,7 +82,6 @@ PAPER_T4 = {"LS": "1.51±0.06", "LSK": "1.53±0.06", "PG": "1.52±0.06", "CG": "
             "CGPGS": "1.49±0.07", "IHT": "2.19±0.12", "Lasso": "3.77±0.17"}
 #: repetitions per cell (Table 4: splits), the paper's and --quick's
 PAPER_REPS, QUICK_REPS = {1: 50, 2: 50, 3: 50, 4: 20}, {1: 1, 2: 2, 3: 2, 4: 1}
-_PAPER_COLS = {1: tuple(P_GRID), 2: tuple(N_GRID), 3: tuple(SIGMA_GRID)}  # paper's columns
 
 NOTES = """## Notes on the protocol
 
@@ -157,17 +152,18 @@ def _spectral_scale(X):
     return CenteredDesign(X, center=False).spectral_norm_sq() / X.shape[0]
 
 
-def _cv_fits(methods, grids, score, X, y, n_folds, seed):
-    """Yield ``(name, lambda, fit(X, y, lambda), CPU s)`` per method, the lambda of
-    ``grids[name]`` with the smallest summed ``score(fit(X_tr, y_tr, g), X_val, y_val)`` over
-    ``n_folds`` folds of ``default_rng(seed).permutation(n)``.
+def _cv_errors(methods, grids, score, X, y, n_folds, seed, error, log_as=None):
+    """Fit each method on (X, y) at the lambda of ``grids[name]`` with the smallest summed
+    validation ``score(fit(X_tr, y_tr, g), X_val, y_val)`` over ``n_folds`` folds of
+    ``default_rng(seed).permutation(n)``; score the fit by ``error(fitted)``.
 
     Plain supervised K-fold, not :mod:`semisup.model_selection`: its TransductiveSplit keeps
     every row in each training set (these fits must not see the held-out rows), its folds
-    come from KFold (other folds, other lambdas, other numbers than the protocol's) and
+    come from KFold (other folds, so other lambdas and numbers than the protocol's) and
     LS, LSK, OSCAR, IHT and Lasso are functions, not estimators for GridSearchCV.
+    Returns ``({"errors", "lam", "method_cpu_s"}: {name: value}, {name: fitted})``.
     """
-    n = X.shape[0]
+    out, fitted, n = {"errors": {}, "lam": {}, "method_cpu_s": {}}, {}, X.shape[0]
     for name, fit in methods.items():
         c0, grid = time.process_time(), grids[name]
         lam = grid[0]
@@ -176,8 +172,12 @@ def _cv_fits(methods, grids, score, X, y, n_folds, seed):
                      np.array_split(np.random.default_rng(seed).permutation(n), n_folds)]
             errs = [sum(score(fit(X[t], y[t], g), X[f], y[f]) for t, f in folds) for g in grid]
             lam = grid[int(np.argmin(errs))]
-        fitted = fit(X, y, lam)
-        yield name, lam, fitted, time.process_time() - c0
+        fitted[name] = fit(X, y, lam)
+        out["errors"][name], out["lam"][name] = error(fitted[name]), lam
+        out["method_cpu_s"][name] = cpu = time.process_time() - c0
+        log(f"[clustering] {log_as} {name}: {out['errors'][name]:.3f} ({cpu:.0f} CPU s)",
+            log_as is not None)
+    return out, fitted
 
 
 # ----------------------------------------------------------------------------- Tables 1-3
@@ -196,8 +196,8 @@ def _feature_methods(Q, cg_iter):
 
 
 def feature_clustering_rep(n, sigma, rep, data_seed, *, quick=False):
-    """One repetition of Tables 2-3 at (n, sigma): ``{"errors": {method: ||w* - w||},
-    "lam": {method: lambda}}``, lambda by CV with folds from seed ``rep``."""
+    """One repetition of Tables 2-3 at (n, sigma): ||w* - w|| of every method (lambda by CV,
+    folds from seed ``rep``), as :func:`_cv_errors` returns it."""
     d, Q = 100, 5
     b = make_clustered_features(n, d, Q, sigma, random_state=data_seed)
     s = _spectral_scale(b.data)
@@ -208,11 +208,11 @@ def feature_clustering_rep(n, sigma, rep, data_seed, *, quick=False):
                       for c in ((1e-4, 1e-3) if quick else (1e-5, 1e-4, 1e-3))]
     if n > d:
         grids["LS"] = [0.0]  # plain least squares once it is well posed (spec §13)
-    out = {"errors": {"Oracle": float(np.linalg.norm(
-        oracle_features(b.data, b.target, b.labels) - b.coef))}, "lam": {}}
-    for name, lam, w, _ in _cv_fits(methods, grids, lambda w, X, y: float(np.mean(
-            (X @ w - y) ** 2)), b.data, b.target, 3 if quick else 5, rep):
-        out["errors"][name], out["lam"][name] = float(np.linalg.norm(w - b.coef)), lam
+    out, _ = _cv_errors(methods, grids, lambda w, X, y: float(np.mean((X @ w - y) ** 2)),
+                        b.data, b.target, 3 if quick else 5, rep,
+                        lambda w: float(np.linalg.norm(w - b.coef)))
+    out["errors"]["Oracle"] = float(np.linalg.norm(
+        oracle_features(b.data, b.target, b.labels) - b.coef))
     return out
 
 
@@ -240,11 +240,9 @@ def sample_clustering_rep(p, rep, data_seed, *, quick=False):
 
     b = make_clustered_samples(1100, Q, 10, p, noise=SIGMA_Y_T1, random_state=data_seed)
     X, y, Xt, yt = b.data[:1000], b.target[:1000], b.data[1000:], b.target[1000:]
-    out = {"errors": {"Oracle": score(oracle_experts(X, y, b.labels[:1000], Q, 1e-6), Xt, yt)},
-           "lam": {}}
-    for name, lam, V, _ in _cv_fits(methods, dict.fromkeys(methods, grid), score, X, y,
-                                    3 if quick else 5, rep):
-        out["errors"][name], out["lam"][name] = score(V, Xt, yt), lam
+    out, _ = _cv_errors(methods, dict.fromkeys(methods, grid), score, X, y, 3 if quick else 5,
+                        rep, lambda V: score(V, Xt, yt))
+    out["errors"]["Oracle"] = score(oracle_experts(X, y, b.labels[:1000], Q, 1e-6), Xt, yt)
     return out
 
 
@@ -299,20 +297,16 @@ def _movie_methods(Q, k, cg_iter):
             "Lasso": centred(lambda X, y, lam: lasso(X, y, lam, center=True))}
 
 
-_MOVIE_DATA = {}
-
-
+@functools.lru_cache(maxsize=None)
 def _movie_data(data_home):
     """(X, y, words, ||X||^2/n, alpha_max) of the movie reviews, computed once per process."""
-    if data_home not in _MOVIE_DATA:
-        bunch = load_dataset("pang_lee", data_home=data_home)
-        X, words = movie_review_features(bunch.texts)
-        y = np.asarray(bunch.target, dtype=np.float64)
-        # lambda grids relative to ||Xc||^2/n (ridge-type terms) or to the smallest penalty
-        # that zeroes the solution, alpha_max = ||Xc^T yc||_inf / n (l1-type terms)
-        amax = float(np.max(np.abs(np.asarray(X.T @ (y - y.mean())).ravel()))) / X.shape[0]
-        _MOVIE_DATA[data_home] = (X, y, words, _spectral_scale(X), amax)
-    return _MOVIE_DATA[data_home]
+    bunch = load_dataset("pang_lee", data_home=data_home)
+    X, words = movie_review_features(bunch.texts)
+    y = np.asarray(bunch.target, dtype=np.float64)
+    # lambda grids relative to ||Xc||^2/n (ridge-type terms) or to the smallest penalty
+    # that zeroes the solution, alpha_max = ||Xc^T yc||_inf / n (l1-type terms)
+    amax = float(np.max(np.abs(np.asarray(X.T @ (y - y.mean())).ravel()))) / X.shape[0]
+    return X, y, words, _spectral_scale(X), amax
 
 
 def movie_split_rep(split, seed=0, *, quick=False, data_home=None, verbose=False):
@@ -325,22 +319,19 @@ def movie_split_rep(split, seed=0, *, quick=False, data_home=None, verbose=False
     rel = (1e-3,) if quick else (1e-4, 1e-3, 1e-2, 1e-1)  # quick: no CV, one value
     grids = {m: [r * s for r in rel] for m in methods}
     grids["Lasso"] = [amax * r for r in ((1e-2,) if quick else rel)]
-    grids["OSCAR"] = [(1e-3 * amax, amax * r / d) for r in ((0.1,) if quick else (0.01, 0.1, 1.0))]
+    grids["OSCAR"] = [(1e-3 * amax, amax * r / d)
+                      for r in ((0.1,) if quick else (0.01, 0.1, 1.0))]
 
     def score(wb, Xv, yv):
         return float(np.mean((np.asarray(Xv @ wb[0]).ravel() + wb[1] - yv) ** 2))
 
     perm = np.random.default_rng([seed, split]).permutation(n)
     tr, te = perm[: int(0.8 * n)], perm[int(0.8 * n):]
-    out = {"errors": {}, "lam": {}, "method_cpu_s": {}, "clusters": None, "shape": [n, d]}
-    for name, lam, wb, cpu in _cv_fits(methods, grids, score, X[tr], y[tr], 3 if quick else 5,
-                                       split):
-        err = out["errors"][name] = 100 * score(wb, X[te], y[te])
-        out["lam"][name], out["method_cpu_s"][name] = lam, cpu
-        log(f"[clustering] Table 4 split {split} {name}: {err:.3f} ({cpu:.0f} CPU s)", verbose)
-        if name == "PG":
-            out["clusters"] = _word_clusters(wb[0], words, np.random.default_rng([seed, split]))
-    return out
+    out, fitted = _cv_errors(methods, grids, score, X[tr], y[tr], 3 if quick else 5, split,
+                             lambda wb: 100 * score(wb, X[te], y[te]),
+                             f"Table 4 split {split}" if verbose else None)
+    rng = np.random.default_rng([seed, split])
+    return {**out, "clusters": _word_clusters(fitted["PG"][0], words, rng), "shape": [n, d]}
 
 
 def _word_clusters(w, words, rng, per=12):
@@ -430,6 +421,16 @@ def sample_clustering_table(p_grid, n_rep, *, quick=False, seed=0, verbose=False
 
 
 # ----------------------------------------------------------------------------- reproduce
+#: Tables 1-3 in the report's order: (table, title, grid, paper's grid, column label, paper,
+#: scale); the grids are module attributes read when the report is written (tests shrink them)
+T123 = [(2, "## Table 2 — ||w* - w||, d = 100, 5 values, sigma = 0.5", "N_GRID", N_GRID,
+         "n={}", PAPER_T2, 1.0),
+        (3, "## Table 3 — 100 x ||w* - w||, n = 150 (printed x100 as in the paper)",
+         "SIGMA_GRID", SIGMA_GRID, "σ={}", PAPER_T3, 100.0),
+        (1, "## Table 1 — 100 x best-of-Q test MSE (16) with the factor 1/2, Q = 3, d = 10, "
+         "sigma_y = 0.1", "P_GRID", P_GRID, "p={}", PAPER_T1, 100.0)]
+
+
 def _mean(v):
     return float(np.mean(v)) if len(v) else np.nan
 
@@ -447,37 +448,26 @@ def _plot(t2, t3, out):
     return save(fig, os.path.join(out, "clustering_error_vs_n_sigma.png"))
 
 
-def _side_by_side(ours, paper, paper_cols, grid, label, scale=1.0):
-    """Rows 'ours mean±sd (paper's value)' for the columns ``grid`` (paper's: ``paper_cols``)."""
-    rows = []
-    for name in paper:
-        row = {"method": name}
-        for j, g in enumerate(grid):
-            theirs = paper[name][paper_cols.index(g)] if g in paper_cols else "—"
-            row[label(g)] = f"{_ms(ours[name][j], scale) if name in ours else '—'} ({theirs})"
-        rows.append(row)
-    return rows
+def _side_by_side(ours, paper, paper_grid, grid, label, scale):
+    """Rows 'ours mean±sd (paper's value)' for the columns ``grid`` ('—' off the paper's)."""
+    return [{"method": name, **{label.format(g): "{} ({})".format(
+        _ms(ours[name][j], scale) if name in ours else "—",
+        paper[name][paper_grid.index(g)] if g in paper_grid else "—")
+        for j, g in enumerate(grid)}} for name in paper]
 
 
 def _count_note(values, requested, paper_n, unit, cpu):
     """How many repetitions the table averages, against the paper's and the requested."""
     counts = [len(c) for c in next(iter(values.values()))]
     lo, hi = min(counts), max(counts)
-    s = (f"**{lo if lo == hi else f'{lo}-{hi}'} {unit}{'' if lo == hi == 1 else 's'}"
-         f"{' per cell' if len(counts) > 1 else ''}{'' if lo == hi else ' (cells differ)'}**")
-    if hi < paper_n:
-        s += (f", fewer than the paper's {paper_n}: means and deviations are rougher than "
-              "the paper's")
-    else:
-        s += f" (paper: {paper_n})"
-    if lo < requested:
-        s += f"; {requested} requested, the others are not in the cache yet"
-    return (s + f". CPU time ({len(cpu)} {unit}{'' if len(cpu) == 1 else 's'} in all): "
+    return (f"**{lo if lo == hi else f'{lo}-{hi}'} {unit}{'' if lo == hi == 1 else 's'}"
+            f"{' per cell' if len(counts) > 1 else ''}{'' if lo == hi else ' (cells differ)'}**"
+            + (f", fewer than the paper's {paper_n}: means and deviations are rougher than "
+               "the paper's" if hi < paper_n else f" (paper: {paper_n})")
+            + (f"; {requested} requested, the others are not in the cache yet"
+               if lo < requested else "")
+            + f". CPU time ({len(cpu)} {unit}{'' if len(cpu) == 1 else 's'} in all): "
             f"{sum(cpu) / 3600:.2f} core-h, {_mean(cpu):.0f} s each on average.")
-
-
-def cmd_reproduce(args) -> int:
-    return run_command(args, _reproduce)
 
 
 def _reproduce(args) -> int:
@@ -520,43 +510,33 @@ def _reproduce(args) -> int:
              + ", with the repetition counts stated per table.", ""]
     if not quick:  # the status speaks of the full protocol's numbers, not of a --quick run
         text += kept_section(path, STATUS)
-
-    def missing(t):
-        if t == 4 and t4_error is not None:
-            return f"Not run: the Pang-Lee data were not found ({t4_error})."
-        return (f"Not run yet: no finished repetition in `{folder}` (compute it with "
-                f"`--only {t}`).")
-
-    specs = [(2, "## Table 2 — ||w* - w||, d = 100, 5 values, sigma = 0.5", N_GRID,
-              lambda n: f"n={n}", PAPER_T2, 1.0),
-             (3, "## Table 3 — 100 x ||w* - w||, n = 150 (printed x100 as in the paper)",
-              SIGMA_GRID, lambda s: f"σ={s}", PAPER_T3, 100.0),
-             (1, "## Table 1 — 100 x best-of-Q test MSE (16) with the factor 1/2, Q = 3, "
-              "d = 10, sigma_y = 0.1", P_GRID, lambda p: f"p={p}", PAPER_T1, 100.0)]
-    for t, title, grid, label, paper, scale in specs:
-        values, recs = res[t]
-        text += [title, ""] + ([missing(t), ""] if not values else [
+    missing = {t: [f"Not run yet: no finished repetition in `{folder}` (compute it with "
+                   f"`--only {t}`).", ""] for t in res}
+    if t4_error is not None:
+        missing[4] = [f"Not run: the Pang-Lee data were not found ({t4_error}).", ""]
+    for t, title, grid, paper_grid, label, paper, scale in T123:
+        (values, recs), grid = res[t], globals()[grid]
+        text += [title, ""] + (missing[t] if not values else [
             _count_note(values, reps[t], PAPER_REPS[t], "repetition", [r["cpu_s"] for r in recs]),
-            "", _table(_side_by_side(values, paper, _PAPER_COLS[t], grid, label, scale),
-                       ["method", *[label(g) for g in grid]]), ""])
+            "", _table(_side_by_side(values, paper, paper_grid, grid, label, scale),
+                       ["method", *[label.format(g) for g in grid]]), ""])
     values, recs = res[4]
     if not values:
-        text += ["## Table 4", "", missing(4), ""]
+        text += ["## Table 4", "", *missing[4]]
     else:
-        n, d = recs[0]["shape"]
         rows = [{"method": m, "ours": _ms(values[m][0]) if m in values else "—",
                  "paper": PAPER_T4[m]} for m in PAPER_T4]
-        text += [f"## Table 4 — 100 x test MSE, Pang-Lee scale data (n = {n}, d = {d}), Q = 15, "
-                 "k = d/2", "", _count_note(values, reps[4], PAPER_REPS[4], "split",
-                                            [r["cpu_s"] for r in recs]), "",
-                 _table(rows, ["method", "ours", "paper"]), "",
-                 "## Table 5 — word clusters of PG with the largest |weight| (first split "
-                 "in the cache)", "", _table(recs[0]["clusters"], ["value", "size", "words"]), ""]
+        text += ["## Table 4 — 100 x test MSE, Pang-Lee scale data (n = {}, d = {}), Q = 15, "
+                 "k = d/2".format(*recs[0]["shape"]), "",
+                 _count_note(values, reps[4], PAPER_REPS[4], "split", [r["cpu_s"] for r in recs]),
+                 "", _table(rows, ["method", "ours", "paper"]), "",
+                 "## Table 5 — word clusters of PG with the largest |weight| (first split in the "
+                 "cache)", "", _table(recs[0]["clusters"], ["value", "size", "words"]), ""]
     if args.plot and res[2][0] and res[3][0]:
         text += [f"Figure: `{_plot(res[2][0], res[3][0], args.out)}`.", ""]
-    cpu_all = sum(r["cpu_s"] for _, recs in res.values() for r in recs)
+    cpu = sum(r["cpu_s"] for _, recs in res.values() for r in recs)
     text += [NOTES, f"Total time of this run {time.perf_counter() - t0:.0f} s; CPU time of all "
-             f"repetitions above {cpu_all / 3600:.2f} core-h.", ""]
+             f"repetitions above {cpu / 3600:.2f} core-h.", ""]
     print(_write(path, "\n".join(text) + "\n"))
     return 0
 
@@ -570,10 +550,6 @@ def _timeit(fn, repeat=5):
         out, wall, _ = timed(fn)
         times.append(wall)
     return min(times), out
-
-
-def cmd_bench(args) -> int:
-    return run_command(args, _bench)
 
 
 def _bench(args) -> int:
@@ -632,7 +608,8 @@ def add_reproduce_parser(subparsers):
         reps_help="repetitions per cell of Tables 1-3 and splits of Table 4 (default 50 and "
                   "20; --quick: 1 for Table 1, 2 for Tables 2-3, 1 split)",
         quick_help="fewer repetitions, smaller grids (written under --out)")
-    p.set_defaults(func=cmd_reproduce, cmd_name="reproduce clustering")
+    p.set_defaults(func=functools.partial(run_command, body=_reproduce),
+                   cmd_name="reproduce clustering")
 
 
 def add_bench_parser(subparsers):
@@ -643,7 +620,7 @@ def add_bench_parser(subparsers):
                        unused=("--cache", "--reps", "--n-jobs", "--plot", "--resume",
                                "--assemble-only", "--only"),
                        needs=lambda args: {"projections": (), "movie-review fit": ("pang_lee",)})
-    p.set_defaults(func=cmd_bench, cmd_name="bench clustering")
+    p.set_defaults(func=functools.partial(run_command, body=_bench), cmd_name="bench clustering")
 
 
 def demo_rows(verbose=False) -> list[dict]:
