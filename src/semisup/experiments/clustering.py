@@ -40,19 +40,36 @@ from ._report import markdown_table as _table, timed, write_text as _write
 from ._runner import Unit, add_common_options, cache_dir as _cache_dir, only_set, out_dir
 from ._runner import refuse_empty_assembly, report_path, run_command, run_units, unit_cache
 
+# GENERIC: a paper's table typed as it is printed, one row a line
+def paper_rows(text):
+    """Lines ``"method value value ..."`` -> ``{method: [value, ...]}`` (the paper's cells).
+
+    >>> paper_rows("LS 1.0±0.1 2.0±0.2\\nPG 0.5±0.1 0.9±0.3")["PG"]
+    ['0.5±0.1', '0.9±0.3']
+    """
+    return {row.split()[0]: row.split()[1:] for row in text.strip().splitlines()}
+
+
+# GENERIC: the bench timer
+def best_of(fn, repeat=5):
+    """``(best wall seconds of repeat calls after one warm-up call (numba compilation,
+    caches), the last result)``."""
+    fn()
+    times, out = [], None
+    for _ in range(repeat):
+        out, wall, _ = timed(fn)
+        times.append(wall)
+    return min(times), out
+
+
 # hand-written over the full protocol's tables; kept when the report is rewritten
 STATUS = "## Status and what we find"
 TABLES = ("1", "2", "3", "4")
 
 
 # ----------------------------------------------------------------------------- the protocol
-def _paper(text):
-    """Lines ``"method value value ..."`` -> ``{method: [value, ...]}`` (the paper's cells)."""
-    return {row.split()[0]: row.split()[1:] for row in text.strip().splitlines()}
-
-
 P_GRID = [0.0, 0.25, 0.5, 0.75, 0.9, 0.95]
-PAPER_T1 = _paper("""
+PAPER_T1 = paper_rows("""
 Oracle 0.52±0.08 0.55±0.07 0.55±0.10 0.58±0.09 0.71±0.11 1.17±0.18
 AM 0.52±0.08 0.55±0.07 5.57±4.11 6.93±14.39 101.08±55.49 133.48±52.20
 PG+AM 1.53±7.13 3.98±17.65 3.20±13.23 5.64±20.50 91.33±39.32 131.48±50.90
@@ -60,7 +77,7 @@ CG+AM 0.87±2.45 1.16±4.29 3.64±11.02 5.43±14.33 91.19±53.00 136.57±58.60
 RC+AM 0.52±0.08 0.55±0.07 5.59±20.27 13.45±28.76 59.19±37.97 135.77±66.96""")
 SIGMA_Y_T1 = 0.1  # the OCR's "10^-?": 10^-1 with the table printed x100 fits all columns
 N_GRID = [50, 75, 100, 125, 150]
-PAPER_T2 = _paper("""
+PAPER_T2 = paper_rows("""
 Oracle 0.16±0.06 0.14±0.04 0.10±0.04 0.10±0.04 0.09±0.03
 LS 61.94±17.63 51.94±16.01 21.41±9.40 1.02±0.18 0.70±0.09
 LSK 62.93±18.05 57.78±17.03 10.18±14.96 0.31±0.19 0.19±0.12
@@ -69,7 +86,7 @@ CG 61.81±17.78 52.59±16.58 17.24±13.87 1.20±1.38 1.05±1.37
 CGPG 62.29±18.15 50.15±17.43 0.64±2.03 0.15±0.19 0.17±0.53
 OSCAR 61.54±17.59 52.87±15.90 11.32±7.03 1.25±0.28 0.71±0.10""")
 SIGMA_GRID = [0.05, 0.1, 0.5, 1.0]
-PAPER_T3 = _paper("""
+PAPER_T3 = paper_rows("""
 Oracle 0.86±0.27 1.72±0.54 8.62±2.70 17.19±5.43
 LS 7.04±0.92 14.05±1.82 70.39±9.20 140.41±18.20
 LSK 1.44±0.46 2.88±0.91 19.10±12.13 48.09±27.46
@@ -450,10 +467,15 @@ def _plot(t2, t3, out):
 
 def _side_by_side(ours, paper, paper_grid, grid, label, scale):
     """Rows 'ours mean±sd (paper's value)' for the columns ``grid`` ('—' off the paper's)."""
-    return [{"method": name, **{label.format(g): "{} ({})".format(
-        _ms(ours[name][j], scale) if name in ours else "—",
-        paper[name][paper_grid.index(g)] if g in paper_grid else "—")
-        for j, g in enumerate(grid)}} for name in paper]
+    rows = []
+    for name in paper:
+        row = {"method": name}
+        for j, g in enumerate(grid):
+            mine = _ms(ours[name][j], scale) if name in ours else "—"
+            row[label.format(g)] = (f"{mine} ({paper[name][paper_grid.index(g)]})"
+                                    if g in paper_grid else f"{mine} (—)")
+        rows.append(row)
+    return rows
 
 
 def _count_note(values, requested, paper_n, unit, cpu):
@@ -542,34 +564,24 @@ def _reproduce(args) -> int:
 
 
 # ----------------------------------------------------------------------------- bench
-def _timeit(fn, repeat=5):
-    """(best of ``repeat`` seconds after a warm-up (numba compilation, caches), result)."""
-    fn()
-    times = []
-    for _ in range(repeat):
-        out, wall, _ = timed(fn)
-        times.append(wall)
-    return min(times), out
-
-
 def _bench(args) -> int:
     d, Q = 5623, 15
     x = np.random.default_rng(0).standard_normal(d)
     rows = []
     for backend in ["numba", "numpy"] if available("numba") else ["numpy"]:
-        t, r = _timeit(lambda: kmeans1d(x, Q, backend=backend))
+        t, r = best_of(lambda: kmeans1d(x, Q, backend=backend))
         rows.append({"method": f"semisup kmeans1d ({backend})", "seconds": f"{t:.4f}",
                      "SSE": f"{r.cost:.6f}"})
     if available("ckmeans"):
         import ckmeans
-        t, groups = _timeit(lambda: ckmeans.ckmeans(x, Q))
+        t, groups = best_of(lambda: ckmeans.ckmeans(x, Q))
         sse = sum(float(((g - g.mean()) ** 2).sum()) for g in groups)
         rows.append({"method": "PyPI ckmeans", "seconds": f"{t:.4f}", "SSE": f"{sse:.6f}"})
         ck_note = "PyPI `ckmeans` timed on the same input in the same run."
     else:
         ck_note = ("PyPI `ckmeans` is not importable in this environment (install it to compare: "
                    "`pip install ckmeans`); not compared.")
-    t, p = _timeit(lambda: project_sparse_clustered(x, d // 2, Q))
+    t, p = best_of(lambda: project_sparse_clustered(x, d // 2, Q))
     rows.append({"method": f"sparse+clustered DP (k = {d // 2})", "seconds": f"{t:.4f}",
                  "SSE": f"{float(np.sum((x - p.point) ** 2)):.6f}"})
     fit_rows = []
