@@ -653,5 +653,8 @@ def demo_rows(verbose=False) -> list[dict]:
          "best-of-Q test MSE (16)", lambda: ClusteredRegressor(
              3, cluster="samples", solver="am", alpha=1e-4, n_init=5, random_state=0).fit(
                  s.data[:500], s.target[:500]).best_of_q_mse(s.data[500:], s.target[500:]))]
-    return [dict(zip(("method", "data", "metric"), r[:3]),
-                 **dict(zip(("score", "seconds"), timed(r[3])[:2]))) for r in runs]
+    rows = []
+    for method, data, metric, run in runs:
+        score, seconds, _ = timed(run)
+        rows.append(dict(method=method, data=data, metric=metric, score=score, seconds=seconds))
+    return rows
