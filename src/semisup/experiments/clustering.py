@@ -1,32 +1,21 @@
 """Roulet, Fogel, d'Aspremont & Bach (2016), "Learning with clustering structure".
 
-``semisup reproduce clustering [--quick] [--plot] [--reps N] [--only 1,2,3,4]
-[--n-jobs J] [--cache DIR] [--assemble-only]``
-    Table 1 (sample clustering, noise dimensions), Tables 2-3 (feature clustering against n
-    and sigma; Table 3 printed x100, spec §7.2) on the spec's synthetic generators with
-    cross-validated regularisation, Table 4 (Pang-Lee movie ratings, 100 x test MSE) and
-    Table 5 (word clusters). The paper's numbers are printed beside ours in
-    ``docs/results/clustering.md``; ``--plot`` saves ||w* - w|| against n and sigma.
-    Resumable: each repetition (one draw of one table cell, one Table 4 split) is stored in
-    ``--cache`` (default ``<--out>/reps``) as it finishes and is loaded, not recomputed, by
-    any later run with the same protocol, so the full protocol (hours) can be run in pieces
-    (``--only``, ``--reps``, in parallel with ``--n-jobs``) and the report written from
-    the cache alone (``--assemble-only``). The report is ``docs/results/clustering.md`` for
-    a full run, ``<--out>/clustering.md`` otherwise. PG, CG (``solver="fw"``) and CGPG
-    (``"fwpg"``), with and without sparsity, are :class:`semisup.ClusteredRegressor`.
-``semisup bench clustering``
-    Exact 1-D projection (d = 5623, Q = 15) against PyPI ``ckmeans`` when importable, the
-    sparse+clustered projection (k = d/2) and a full PG fit on the movie reviews;
-    written to ``docs/benchmarks/clustering.md`` (``--quick``: under ``--out``).
+``semisup reproduce clustering`` (``--quick``, ``--plot``, ``--reps``, ``--only 1,2,3,4``,
+``--n-jobs``, ``--cache``, ``--assemble-only``): Table 1 (sample clustering), Tables 2-3
+(feature clustering against n and sigma) on the spec's generators, Table 4 (Pang-Lee movie
+ratings, 100 x test MSE) and Table 5 (word clusters), lambda by CV, the paper's numbers
+beside ours. Each repetition (one draw of one cell, one Table 4 split) is a cached unit, so
+the full protocol (hours) runs in pieces. PG, CG (``solver="fw"``) and CGPG (``"fwpg"``),
+with and without sparsity, are :class:`semisup.ClusteredRegressor`.
+``semisup bench clustering``: exact 1-D projection (d = 5623, Q = 15) against PyPI
+``ckmeans`` when importable, the sparse+clustered projection and a PG fit on the reviews.
 """
 
 from __future__ import annotations
 
-import argparse
 import datetime
+import functools
 import os
-import sys
-import tempfile
 import time
 import warnings
 
@@ -45,54 +34,71 @@ from ..clustering.projections import project_sparse_clustered
 from ..datasets import load_dataset
 from ..datasets.clustering_synthetic import make_clustered_features, make_clustered_samples
 from ..linalg.kmeans1d import kmeans1d
-from ._report import command_line as _command, machine_and_load
-from ._report import markdown_table as _table, write_text as _write
-from ._report import kept_section, mean_sd, timed
 from ._checkpoint import TrialCache, code_version
+from ._report import command_line as _command, kept_section, machine_and_load, mean_sd
+from ._report import markdown_table as _table, timed, write_text as _write
 from ._runner import Unit, add_common_options, cache_dir as _cache_dir, only_set, out_dir
 from ._runner import refuse_empty_assembly, report_path, run_command, run_units, unit_cache
+
+# GENERIC: a paper's table typed as it is printed, one row a line
+def paper_rows(text):
+    """Lines ``"method value value ..."`` -> ``{method: [value, ...]}`` (the paper's cells).
+
+    >>> paper_rows("LS 1.0±0.1 2.0±0.2\\nPG 0.5±0.1 0.9±0.3")["PG"]
+    ['0.5±0.1', '0.9±0.3']
+    """
+    return {row.split()[0]: row.split()[1:] for row in text.strip().splitlines()}
+
+
+# GENERIC: the bench timer
+def best_of(fn, repeat=5):
+    """``(best wall seconds of repeat calls after one warm-up call (numba compilation,
+    caches), the last result)``."""
+    fn()
+    times, out = [], None
+    for _ in range(repeat):
+        out, wall, _ = timed(fn)
+        times.append(wall)
+    return min(times), out
+
 
 # hand-written over the full protocol's tables; kept when the report is rewritten
 STATUS = "## Status and what we find"
 TABLES = ("1", "2", "3", "4")
 
-# ----------------------------------------------------------------------------- paper numbers
+
+# ----------------------------------------------------------------------------- the protocol
 P_GRID = [0.0, 0.25, 0.5, 0.75, 0.9, 0.95]
-PAPER_T1 = {
-    "Oracle": ["0.52±0.08", "0.55±0.07", "0.55±0.10", "0.58±0.09", "0.71±0.11", "1.17±0.18"],
-    "AM": ["0.52±0.08", "0.55±0.07", "5.57±4.11", "6.93±14.39", "101.08±55.49", "133.48±52.20"],
-    "PG+AM": ["1.53±7.13", "3.98±17.65", "3.20±13.23", "5.64±20.50", "91.33±39.32",
-              "131.48±50.90"],
-    "CG+AM": ["0.87±2.45", "1.16±4.29", "3.64±11.02", "5.43±14.33", "91.19±53.00",
-              "136.57±58.60"],
-    "RC+AM": ["0.52±0.08", "0.55±0.07", "5.59±20.27", "13.45±28.76", "59.19±37.97",
-              "135.77±66.96"],
-}
+PAPER_T1 = paper_rows("""
+Oracle 0.52±0.08 0.55±0.07 0.55±0.10 0.58±0.09 0.71±0.11 1.17±0.18
+AM 0.52±0.08 0.55±0.07 5.57±4.11 6.93±14.39 101.08±55.49 133.48±52.20
+PG+AM 1.53±7.13 3.98±17.65 3.20±13.23 5.64±20.50 91.33±39.32 131.48±50.90
+CG+AM 0.87±2.45 1.16±4.29 3.64±11.02 5.43±14.33 91.19±53.00 136.57±58.60
+RC+AM 0.52±0.08 0.55±0.07 5.59±20.27 13.45±28.76 59.19±37.97 135.77±66.96""")
 SIGMA_Y_T1 = 0.1  # the OCR's "10^-?": 10^-1 with the table printed x100 fits all columns
 N_GRID = [50, 75, 100, 125, 150]
-PAPER_T2 = {
-    "Oracle": ["0.16±0.06", "0.14±0.04", "0.10±0.04", "0.10±0.04", "0.09±0.03"],
-    "LS": ["61.94±17.63", "51.94±16.01", "21.41±9.40", "1.02±0.18", "0.70±0.09"],
-    "LSK": ["62.93±18.05", "57.78±17.03", "10.18±14.96", "0.31±0.19", "0.19±0.12"],
-    "PG": ["63.31±18.24", "52.72±16.51", "5.52±14.33", "0.14±0.09", "0.09±0.04"],
-    "CG": ["61.81±17.78", "52.59±16.58", "17.24±13.87", "1.20±1.38", "1.05±1.37"],
-    "CGPG": ["62.29±18.15", "50.15±17.43", "0.64±2.03", "0.15±0.19", "0.17±0.53"],
-    "OSCAR": ["61.54±17.59", "52.87±15.90", "11.32±7.03", "1.25±0.28", "0.71±0.10"],
-}
+PAPER_T2 = paper_rows("""
+Oracle 0.16±0.06 0.14±0.04 0.10±0.04 0.10±0.04 0.09±0.03
+LS 61.94±17.63 51.94±16.01 21.41±9.40 1.02±0.18 0.70±0.09
+LSK 62.93±18.05 57.78±17.03 10.18±14.96 0.31±0.19 0.19±0.12
+PG 63.31±18.24 52.72±16.51 5.52±14.33 0.14±0.09 0.09±0.04
+CG 61.81±17.78 52.59±16.58 17.24±13.87 1.20±1.38 1.05±1.37
+CGPG 62.29±18.15 50.15±17.43 0.64±2.03 0.15±0.19 0.17±0.53
+OSCAR 61.54±17.59 52.87±15.90 11.32±7.03 1.25±0.28 0.71±0.10""")
 SIGMA_GRID = [0.05, 0.1, 0.5, 1.0]
-PAPER_T3 = {
-    "Oracle": ["0.86±0.27", "1.72±0.54", "8.62±2.70", "17.19±5.43"],
-    "LS": ["7.04±0.92", "14.05±1.82", "70.39±9.20", "140.41±18.20"],
-    "LSK": ["1.44±0.46", "2.88±0.91", "19.10±12.13", "48.09±27.46"],
-    "PG": ["0.87±0.27", "1.74±0.52", "9.11±4.00", "26.23±18.00"],
-    "CG": ["23.91±36.51", "122.31±145.77", "105.45±136.79", "155.98±177.69"],
-    "CGPG": ["1.52±3.13", "140.83±710.32", "17.34±53.31", "24.80±16.32"],
-    "OSCAR": ["14.43±2.45", "18.89±3.46", "71.00±10.12", "140.33±18.83"],
-}
+PAPER_T3 = paper_rows("""
+Oracle 0.86±0.27 1.72±0.54 8.62±2.70 17.19±5.43
+LS 7.04±0.92 14.05±1.82 70.39±9.20 140.41±18.20
+LSK 1.44±0.46 2.88±0.91 19.10±12.13 48.09±27.46
+PG 0.87±0.27 1.74±0.52 9.11±4.00 26.23±18.00
+CG 23.91±36.51 122.31±145.77 105.45±136.79 155.98±177.69
+CGPG 1.52±3.13 140.83±710.32 17.34±53.31 24.80±16.32
+OSCAR 14.43±2.45 18.89±3.46 71.00±10.12 140.33±18.83""")
 PAPER_T4 = {"LS": "1.51±0.06", "LSK": "1.53±0.06", "PG": "1.52±0.06", "CG": "1.58±0.07",
             "CGPG": "1.49±0.08", "OSCAR": "1.47±0.07", "PGS": "1.53±0.06",
             "CGPGS": "1.49±0.07", "IHT": "2.19±0.12", "Lasso": "3.77±0.17"}
-
+#: repetitions per cell (Table 4: splits), the paper's and --quick's
+PAPER_REPS, QUICK_REPS = {1: 50, 2: 50, 3: 50, 4: 20}, {1: 1, 2: 2, 3: 2, 4: 1}
 
 NOTES = """## Notes on the protocol
 
@@ -148,29 +154,14 @@ NOTES = """## Notes on the protocol
   k = d/2 fixed at the values the paper's CV selected; lambda by CV for each method.
 """
 
+# Bump PROTOCOL when a grid, generator or solver setting below changes: the cached
+# repetitions are keyed by it and by the code version of the modules named in CODE.
+PROTOCOL = "v1"
+CODE = (("semisup.clustering", "semisup.datasets"), PROTOCOL)
+
 
 def _ms(values, scale=1.0):
     return mean_sd(values, 2, "±", scale)
-
-
-def _folds(n, n_folds, rng):
-    perm = rng.permutation(n)
-    return np.array_split(perm, n_folds)
-
-
-def _cv_select(fit, score, grid, X, y, n_folds, rng):
-    """Parameter of ``grid`` with the smallest mean validation ``score(model, X_val, y_val)``."""
-    if len(grid) == 1:
-        return grid[0]
-    folds = _folds(X.shape[0], n_folds, rng)
-    errs = []
-    for g in grid:
-        e = 0.0
-        for f in folds:
-            tr = np.setdiff1d(np.arange(X.shape[0]), f)
-            e += score(fit(X[tr], y[tr], g), X[f], y[f])
-        errs.append(e)
-    return grid[int(np.argmin(errs))]
 
 
 def _spectral_scale(X):
@@ -178,220 +169,98 @@ def _spectral_scale(X):
     return CenteredDesign(X, center=False).spectral_norm_sq() / X.shape[0]
 
 
-# ----------------------------------------------------------------------------- Tables 2-3
+def _cv_errors(methods, grids, score, X, y, n_folds, seed, error, log_as=None):
+    """Fit each method on (X, y) at the lambda of ``grids[name]`` with the smallest summed
+    validation ``score(fit(X_tr, y_tr, g), X_val, y_val)`` over ``n_folds`` folds of
+    ``default_rng(seed).permutation(n)``; score the fit by ``error(fitted)``.
+
+    Plain supervised K-fold, not :mod:`semisup.model_selection`: its TransductiveSplit keeps
+    every row in each training set (these fits must not see the held-out rows), its folds
+    come from KFold (other folds, so other lambdas and numbers than the protocol's) and
+    LS, LSK, OSCAR, IHT and Lasso are functions, not estimators for GridSearchCV.
+    Returns ``({"errors", "lam", "method_cpu_s"}: {name: value}, {name: fitted})``.
+    """
+    out, fitted, n = {"errors": {}, "lam": {}, "method_cpu_s": {}}, {}, X.shape[0]
+    for name, fit in methods.items():
+        c0, grid = time.process_time(), grids[name]
+        lam = grid[0]
+        if len(grid) > 1:
+            folds = [(np.setdiff1d(np.arange(n), f), f) for f in
+                     np.array_split(np.random.default_rng(seed).permutation(n), n_folds)]
+            errs = [sum(score(fit(X[t], y[t], g), X[f], y[f]) for t, f in folds) for g in grid]
+            lam = grid[int(np.argmin(errs))]
+        fitted[name] = fit(X, y, lam)
+        out["errors"][name], out["lam"][name] = error(fitted[name]), lam
+        out["method_cpu_s"][name] = cpu = time.process_time() - c0
+        log(f"[clustering] {log_as} {name}: {out['errors'][name]:.3f} ({cpu:.0f} CPU s)",
+            log_as is not None)
+    return out, fitted
+
+
+# ----------------------------------------------------------------------------- Tables 1-3
 def _feature_methods(Q, cg_iter):
-    """name -> fit(X, y, lam) returning w (no intercept: the synthetic data have none).
-
-    PG, CG and CGPG are :class:`semisup.ClusteredRegressor` (``solver="pg"``, ``"fw"``,
-    ``"fwpg"``; PG and FW start from the ridge weights' 1-D k-means partition, i.e. LSK);
-    LS, LSK and OSCAR are baseline functions.
-    """
-
+    """name -> fit(X, y, lam) returning w (no intercept: the synthetic data have none); PG
+    and CG start from the ridge weights' 1-D k-means partition (LSK)."""
     def est(solver):
-        def fit(X, y, lam):
-            return ClusteredRegressor(Q, cluster="features", solver=solver, alpha=lam,
-                                      fit_intercept=False, max_iter=1000, tol=1e-12,
-                                      fw_max_iter=cg_iter, random_state=0).fit(X, y).coef_
-        return fit
+        return lambda X, y, lam: ClusteredRegressor(
+            Q, cluster="features", solver=solver, alpha=lam, fit_intercept=False,
+            max_iter=1000, tol=1e-12, fw_max_iter=cg_iter, random_state=0).fit(X, y).coef_
 
-    return {
-        "LS": lambda X, y, lam: least_squares(X, y, lam),
-        "LSK": lambda X, y, lam: lsk(X, y, Q, lam)[0],
-        "PG": est("pg"),
-        "CG": est("fw"),
-        "CGPG": est("fwpg"),
-        "OSCAR": lambda X, y, lam: oscar(X, y, lam[0], lam[1], max_iter=3000, tol=1e-7),
-    }
+    return {"LS": lambda X, y, lam: least_squares(X, y, lam),
+            "LSK": lambda X, y, lam: lsk(X, y, Q, lam)[0],
+            "PG": est("pg"), "CG": est("fw"), "CGPG": est("fwpg"),
+            "OSCAR": lambda X, y, lam: oscar(X, y, lam[0], lam[1], max_iter=3000, tol=1e-7)}
 
 
-def _mse(w, X, y):
-    return float(np.mean((X @ w - y) ** 2))
-
-
-# ----------------------------------------------------------------------------- repetitions
-# One repetition (one draw of one table cell, one Table 4 split) is the unit of work: it is
-# a module-level function of (grid value, repetition index, data seed, quick) only, so it
-# can run in any process and order, and its result is stored under a key naming all of them
-# (:mod:`._checkpoint`). Bump PROTOCOL when a grid, generator or solver setting used below
-# changes, so that results computed under the old protocol are not reused.
-PROTOCOL = "v1"
-#: what the cached repetitions' code version hashes (:func:`._checkpoint.code_version`)
-CODE = (("semisup.clustering", "semisup.datasets"), PROTOCOL)
-
-
-def _mode(quick):
-    return f"{'quick' if quick else 'full'}-{PROTOCOL}"
-
-
-def _rep_seed(seed, values, rep):
-    """Data seed of one repetition: a function of (base seed, grid values, rep) only.
-
-    Independent of the number of repetitions and of the other grid values, so a run with
-    more repetitions or a subset of the grid reuses the draws already computed.
-    """
-    entropy = [int(seed), *[int(round(1e6 * v)) for v in values], int(rep)]
-    return int(np.random.SeedSequence(entropy).generate_state(1)[0] >> 1)
-
-
-def _quiet(fn, *args, **kw):
-    """One repetition without its ConvergenceWarnings (capped solvers are the protocol)."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        return fn(*args, **kw)
-
-
-def _run_plan(plan, n_cells, cache=None, *, n_jobs=None, progress=False, desc="clustering",
-              compute=True, resume=True):
-    """Run (or, with ``compute=False``, only load) the repetitions of ``plan``.
-
-    ``plan`` is a list of ``(cell index, key, (fn, args, kwargs))``; each entry is one unit
-    of the runner (:func:`._runner.run_units`: cached, parallel with one BLAS thread per
-    worker, timed). Returns ``(values, cpu)``: ``values[method][cell]`` lists the finished
-    repetitions' numbers in repetition order; ``cpu`` the CPU seconds of each finished
-    repetition.
-    """
-    cache = cache if isinstance(cache, TrialCache) else TrialCache(cache, code_version(*CODE))
-    units = [Unit(k, _quiet, (fn, *a), kw) for _, k, (fn, a, kw) in plan]
-    res = run_units(units, None, cache, desc=desc, n_jobs=n_jobs or 1, resume=resume,
-                    assemble_only=not compute, progress=progress and compute)
-    values, cpu = {}, []
-    for (cell, _, _), r in zip(plan, res):
-        if r is None:
-            continue
-        for m, v in r["errors"].items():
-            values.setdefault(m, [[] for _ in range(n_cells)])[cell].append(v)
-        cpu.append(r["cpu_s"])
-    return values, cpu
-
-
-def _timed(fn):
-    """``fn`` returning ``(errors, extra)`` -> a repetition record with its CPU/wall time."""
-    (errors, extra), wall, cpu = timed(fn)
-    return {"errors": errors, **extra, "cpu_s": cpu, "wall_s": wall}
-
-
-# ----------------------------------------------------------------------------- Tables 2-3
 def feature_clustering_rep(n, sigma, rep, data_seed, *, quick=False):
-    """One repetition of Tables 2-3 at (n, sigma): ||w* - w|| of every method.
-
-    Returns ``{"errors": {method: error}, "lam": {method: lambda}, "cpu_s", "wall_s"}``.
-    """
-    Q, d = 5, 100
+    """One repetition of Tables 2-3 at (n, sigma): ||w* - w|| of every method (lambda by CV,
+    folds from seed ``rep``), as :func:`_cv_errors` returns it."""
+    d, Q = 100, 5
+    b = make_clustered_features(n, d, Q, sigma, random_state=data_seed)
+    s = _spectral_scale(b.data)
     methods = _feature_methods(Q, cg_iter=50 if quick else 200)
     rel = [1e-6, 1e-4, 1e-2] if quick else [1e-8, 1e-6, 1e-4, 1e-3, 1e-2, 1e-1]
-    osc = [(a, b) for a in (1e-3, 1e-2) for b in ((1e-4, 1e-3) if quick else (1e-5, 1e-4, 1e-3))]
-    n_folds = 3 if quick else 5
-
-    def work():
-        b = make_clustered_features(n, d, Q, sigma, random_state=data_seed)
-        X, y = b.data, b.target
-        errors = {"Oracle": float(np.linalg.norm(oracle_features(X, y, b.labels) - b.coef))}
-        lams = {}
-        s = _spectral_scale(X)
-        for name, fit in methods.items():
-            if name == "LS" and n > d:
-                grid = [0.0]  # plain least squares once it is well posed (spec §13)
-            elif name == "OSCAR":
-                grid = [(a * s, c * s) for a, c in osc]
-            else:
-                grid = [r * s for r in rel]
-            lams[name] = _cv_select(fit, _mse, grid, X, y, n_folds, np.random.default_rng(rep))
-            errors[name] = float(np.linalg.norm(fit(X, y, lams[name]) - b.coef))
-        return errors, {"lam": lams}
-
-    return _timed(work)
+    grids = {m: [r * s for r in rel] for m in methods}
+    grids["OSCAR"] = [(a * s, c * s) for a in (1e-3, 1e-2)
+                      for c in ((1e-4, 1e-3) if quick else (1e-5, 1e-4, 1e-3))]
+    if n > d:
+        grids["LS"] = [0.0]  # plain least squares once it is well posed (spec §13)
+    out, _ = _cv_errors(methods, grids, lambda w, X, y: float(np.mean((X @ w - y) ** 2)),
+                        b.data, b.target, 3 if quick else 5, rep,
+                        lambda w: float(np.linalg.norm(w - b.coef)))
+    out["errors"]["Oracle"] = float(np.linalg.norm(
+        oracle_features(b.data, b.target, b.labels) - b.coef))
+    return out
 
 
-def _feature_plan(settings, n_rep, quick, seed):
-    plan = []
-    for si, (n, sigma) in enumerate(settings):
-        for rep in range(n_rep):
-            ds = _rep_seed(seed, (n, sigma), rep)
-            # no table name: Tables 2 and 3 share the draws at (150, 0.5), as the paper's do
-            key = f"feat-n={n}-sigma={sigma:g}-rep={rep}-seed={ds}-{_mode(quick)}"
-            plan.append((si, key, (feature_clustering_rep, (n, sigma, rep, ds),
-                                   {"quick": quick})))
-    return plan
-
-
-def feature_clustering_table(settings, n_rep, *, quick=False, seed=0, verbose=False,
-                             cache=None, n_jobs=None):
-    """||w* - w|| for every (n, sigma) in ``settings``; returns {method: [[errors]...]}.
-
-    ``cache``: folder of finished repetitions (reused, and new ones stored); ``n_jobs``:
-    repetitions run in parallel processes, one BLAS thread each.
-    """
-    return _run_plan(_feature_plan(settings, n_rep, quick, seed), len(settings), cache,
-                     n_jobs=n_jobs, progress=verbose, desc="clustering features")[0]
-
-
-# ----------------------------------------------------------------------------- Table 1
 def sample_clustering_rep(p, rep, data_seed, *, quick=False):
     """One repetition of Table 1 at noise fraction ``p``: best-of-Q test MSE (16) with the
-    factor 1/2, sigma_y = 0.1, unscaled (the paper prints x100, see NOTES).
-
-    Returns ``{"errors": {method: value}, "lam": {method: lambda}, "cpu_s", "wall_s"}``.
-    """
+    factor 1/2, sigma_y = 0.1, unscaled (the paper prints x100, see NOTES)."""
     Q = 3
-    cg_iter = 20 if quick else 100
     # sigma_y = 0.1: the ridge term n lam s_q must stay far below s_q, so small lambdas
     grid = [1e-7, 1e-5, 1e-3] if quick else [10.0 ** e for e in range(-8, -1)]
-    n_folds = 3 if quick else 5
 
-    def refine(X, y, lam, labels):
-        return alternating_minimization(X, y, Q, lam, labels0=labels).V
-
-    def est(solver, **kw):
-        # AM: 3 random starts (100 iterations each), the best training loss kept; PG (200
-        # steps) and CG refined by AM, as in the paper ("+AM")
-        def fit(X, y, lam):
-            return ClusteredRegressor(Q, cluster="samples", solver=solver, alpha=lam,
-                                      fit_intercept=False, n_init=3, random_state=0,
-                                      **kw).fit(X, y).experts_
-        return fit
-
-    def rc(X, y, lam):  # the baseline's partition, refined by AM
-        return refine(X, y, lam, regression_clustering(X, y, Q, lam, random_state=0).labels)
+    def est(solver, **kw):  # AM: best of 3 random starts; PG and CG refined by AM ("+AM")
+        return lambda X, y, lam: ClusteredRegressor(
+            Q, cluster="samples", solver=solver, alpha=lam, fit_intercept=False, n_init=3,
+            random_state=0, **kw).fit(X, y).experts_
 
     methods = {"AM": est("am", max_iter=100),
                "PG+AM": est("pg", max_iter=200, tol=1e-12, refine=True),
-               "CG+AM": est("fw", fw_max_iter=cg_iter, max_iter=100, refine=True),
-               "RC+AM": rc}
+               "CG+AM": est("fw", fw_max_iter=20 if quick else 100, max_iter=100, refine=True),
+               "RC+AM": lambda X, y, lam: alternating_minimization(  # RC's partition, AM
+                   X, y, Q, lam, labels0=regression_clustering(
+                       X, y, Q, lam, random_state=0).labels).V}
 
     def score(V, X, y):
         return 0.5 * float(np.mean(np.min(expert_errors(X, y, V), axis=1)))
 
-    def work():
-        b = make_clustered_samples(1100, Q, 10, p, noise=SIGMA_Y_T1, random_state=data_seed)
-        X, y, Xt, yt = b.data[:1000], b.target[:1000], b.data[1000:], b.target[1000:]
-        errors = {"Oracle": score(oracle_experts(X, y, b.labels[:1000], Q, 1e-6), Xt, yt)}
-        lams = {}
-        for name, fit in methods.items():
-            lams[name] = _cv_select(fit, score, grid, X, y, n_folds, np.random.default_rng(rep))
-            errors[name] = score(fit(X, y, lams[name]), Xt, yt)
-        return errors, {"lam": lams}
-
-    return _timed(work)
-
-
-def _sample_plan(p_grid, n_rep, quick, seed):
-    plan = []
-    for pi, p in enumerate(p_grid):
-        for rep in range(n_rep):
-            ds = _rep_seed(seed, (p,), rep)
-            plan.append((pi, f"t1-p={p:g}-rep={rep}-seed={ds}-{_mode(quick)}",
-                         (sample_clustering_rep, (p, rep, ds), {"quick": quick})))
-    return plan
-
-
-def sample_clustering_table(p_grid, n_rep, *, quick=False, seed=0, verbose=False, cache=None,
-                            n_jobs=None):
-    """Table 1 for every p in ``p_grid``: {method: [[values]...]} (unscaled, see NOTES).
-
-    ``cache`` and ``n_jobs`` as in :func:`feature_clustering_table`.
-    """
-    return _run_plan(_sample_plan(p_grid, n_rep, quick, seed), len(p_grid), cache,
-                     n_jobs=n_jobs, progress=verbose, desc="clustering Table 1")[0]
+    b = make_clustered_samples(1100, Q, 10, p, noise=SIGMA_Y_T1, random_state=data_seed)
+    X, y, Xt, yt = b.data[:1000], b.target[:1000], b.data[1000:], b.target[1000:]
+    out, _ = _cv_errors(methods, dict.fromkeys(methods, grid), score, X, y, 3 if quick else 5,
+                        rep, lambda V: score(V, Xt, yt))
+    out["errors"]["Oracle"] = score(oracle_experts(X, y, b.labels[:1000], Q, 1e-6), Xt, yt)
+    return out
 
 
 # ----------------------------------------------------------------------------- Tables 4-5
@@ -406,16 +275,14 @@ def movie_review_features(texts, n_words=5623, min_df=5):
     C = cv.fit_transform(texts)
     tfidf = TfidfTransformer().fit_transform(C)
     keep = np.sort(np.argsort(-np.asarray(tfidf.mean(axis=0)).ravel())[:n_words])
-    words = cv.get_feature_names_out()[keep]
     lengths = np.asarray(C.sum(axis=1)).ravel()
     C = C[:, keep].tocsr().astype(np.float64)
-    C = C.multiply(1.0 / np.maximum(lengths, 1)[:, None]).tocsr()
-    return C, words
+    return C.multiply(1.0 / np.maximum(lengths, 1)[:, None]).tocsr(), \
+        cv.get_feature_names_out()[keep]
 
 
 def _movie_methods(Q, k, cg_iter):
     """name -> fit(X, y, lam) returning (w, b); X sparse, centred implicitly."""
-
     def est(solver, sparsity=None):
         def fit(X, y, lam):
             m = ClusteredRegressor(Q, solver=solver, sparsity=sparsity, alpha=lam,
@@ -424,14 +291,12 @@ def _movie_methods(Q, k, cg_iter):
         return fit
 
     def centred(fn, design="dense"):
-        """``fn(Xc, yc, lam)`` on the centred design, given as ``design``: "dense" Xc,
-        "operator" (the sparse X centred implicitly, for the first-order methods OSCAR and
-        IHT: 5x fewer flops a product) or "sparse" (X itself; ``fn`` centres it)."""
+        """``fn(Xc, yc, lam)`` on the centred design given as "operator" (the sparse X
+        centred implicitly, for the first-order OSCAR and IHT: 5x fewer flops a product)
+        or "sparse" (X itself; ``fn`` centres it)."""
         def fit(X, y, lam):
             A = CenteredDesign(X)
-            Xc = {"dense": lambda: X.toarray() - A.mean, "operator": A.operator,
-                  "sparse": lambda: X}[design]()
-            w = fn(Xc, y - y.mean(), lam)
+            w = fn(A.operator() if design == "operator" else X, y - y.mean(), lam)
             return w, float(y.mean() - A.mean @ w)
         return fit
 
@@ -440,110 +305,54 @@ def _movie_methods(Q, k, cg_iter):
         return centred(lambda Xc, yc, lam: iht(Xc, yc, k, lam, w0=w0, max_iter=300),
                        "operator")(X, y, lam)
 
-    return {
-        "LS": centred(lambda X, y, lam: least_squares(X, y, lam, center=True), "sparse"),
-        "LSK": centred(lambda X, y, lam: lsk(X, y, Q, lam, center=True)[0], "sparse"),
-        "PG": est("pg"), "CG": est("fw"), "CGPG": est("fwpg"),
-        "OSCAR": centred(lambda X, y, lam: oscar(X, y, lam[0], lam[1], max_iter=500, tol=1e-6),
-                         "operator"),
-        "PGS": est("pg", k), "CGPGS": est("fwpg", k),
-        "IHT": iht_fit,
-        "Lasso": centred(lambda X, y, lam: lasso(X, y, lam, center=True), "sparse"),
-    }
+    return {"LS": centred(lambda X, y, lam: least_squares(X, y, lam, center=True)),
+            "LSK": centred(lambda X, y, lam: lsk(X, y, Q, lam, center=True)[0]),
+            "PG": est("pg"), "CG": est("fw"), "CGPG": est("fwpg"),
+            "OSCAR": centred(lambda X, y, lam: oscar(X, y, lam[0], lam[1], max_iter=500,
+                                                     tol=1e-6), "operator"),
+            "PGS": est("pg", k), "CGPGS": est("fwpg", k), "IHT": iht_fit,
+            "Lasso": centred(lambda X, y, lam: lasso(X, y, lam, center=True))}
 
 
-_MOVIE_DATA = {}
-
-
+@functools.lru_cache(maxsize=None)
 def _movie_data(data_home):
     """(X, y, words, ||X||^2/n, alpha_max) of the movie reviews, computed once per process."""
-    if data_home not in _MOVIE_DATA:
-        bunch = load_dataset("pang_lee", data_home=data_home)
-        X, words = movie_review_features(bunch.texts)
-        y = np.asarray(bunch.target, dtype=np.float64)
-        # lambda grids relative to ||Xc||^2/n (ridge-type terms) or to the smallest penalty
-        # that zeroes the solution, alpha_max = ||Xc^T yc||_inf / n (l1-type terms)
-        amax = float(np.max(np.abs(np.asarray(X.T @ (y - y.mean())).ravel()))) / X.shape[0]
-        _MOVIE_DATA[data_home] = (X, y, words, _spectral_scale(X), amax)
-    return _MOVIE_DATA[data_home]
+    bunch = load_dataset("pang_lee", data_home=data_home)
+    X, words = movie_review_features(bunch.texts)
+    y = np.asarray(bunch.target, dtype=np.float64)
+    # lambda grids relative to ||Xc||^2/n (ridge-type terms) or to the smallest penalty
+    # that zeroes the solution, alpha_max = ||Xc^T yc||_inf / n (l1-type terms)
+    amax = float(np.max(np.abs(np.asarray(X.T @ (y - y.mean())).ravel()))) / X.shape[0]
+    return X, y, words, _spectral_scale(X), amax
 
 
 def movie_split_rep(split, seed=0, *, quick=False, data_home=None, verbose=False):
     """One random 80/20 split of Table 4: 100 x test MSE of every method (lambda by CV) and
-    the word clusters of PG (Table 5).
+    the word clusters of PG (Table 5): ``{"errors", "lam", "method_cpu_s", "clusters",
+    "shape"}``."""
+    X, y, words, s, amax = _movie_data(data_home)
+    n, d = X.shape
+    methods = _movie_methods(15, d // 2, cg_iter=20 if quick else 50)  # the paper's CV's Q, k
+    rel = (1e-3,) if quick else (1e-4, 1e-3, 1e-2, 1e-1)  # quick: no CV, one value
+    grids = {m: [r * s for r in rel] for m in methods}
+    grids["Lasso"] = [amax * r for r in ((1e-2,) if quick else rel)]
+    grids["OSCAR"] = [(1e-3 * amax, amax * r / d)
+                      for r in ((0.1,) if quick else (0.01, 0.1, 1.0))]
 
-    Returns ``{"errors", "lam", "method_cpu_s", "clusters", "shape", "cpu_s", "wall_s"}``.
-    """
-    def work():
-        X, y, words, s, amax = _movie_data(data_home)
-        n, d = X.shape
-        Q, k = 15, d // 2  # the values the paper's cross-validation selected
-        methods = _movie_methods(Q, k, cg_iter=20 if quick else 50)
-        rel = (1e-3,) if quick else (1e-4, 1e-3, 1e-2, 1e-1)  # quick: no CV, one value
-        grids = {m: [r * s for r in rel] for m in methods}
-        grids["Lasso"] = [amax * r for r in ((1e-2,) if quick else rel)]
-        grids["OSCAR"] = [(1e-3 * amax, amax * r / d)
-                          for r in ((0.1,) if quick else (0.01, 0.1, 1.0))]
-        n_folds = 3 if quick else 5
+    def score(wb, Xv, yv):
+        return float(np.mean((np.asarray(Xv @ wb[0]).ravel() + wb[1] - yv) ** 2))
 
-        def score(wb, Xv, yv):
-            return float(np.mean((np.asarray(Xv @ wb[0]).ravel() + wb[1] - yv) ** 2))
-
-        perm = np.random.default_rng([seed, split]).permutation(n)
-        tr, te = perm[: int(0.8 * n)], perm[int(0.8 * n):]
-        errors, lams, cpu, clusters = {}, {}, {}, None
-        for name, fit in methods.items():
-            c0 = time.process_time()
-            lams[name] = _cv_select(fit, score, grids[name], X[tr], y[tr], n_folds,
-                                    np.random.default_rng(split))
-            wb = fit(X[tr], y[tr], lams[name])
-            errors[name] = 100 * score(wb, X[te], y[te])
-            cpu[name] = time.process_time() - c0
-            log(f"[clustering] Table 4 split {split} {name}: {errors[name]:.3f} "
-                f"({cpu[name]:.0f} CPU s)", verbose)
-            if name == "PG":
-                clusters = _word_clusters(wb[0], words, np.random.default_rng([seed, split]))
-        return errors, {"lam": lams, "method_cpu_s": cpu, "clusters": clusters,
-                        "shape": [n, d]}
-
-    return _timed(work)
-
-
-def _movie_plan(n_rep, quick, seed, data_home, verbose=False):
-    return [(0, f"t4-pang_lee-split={r}-seed={seed}-{_mode(quick)}",
-             (movie_split_rep, (r, seed), {"quick": quick, "data_home": data_home,
-                                           "verbose": verbose}))
-            for r in range(n_rep)]
-
-
-def _movie_extras(plan, cache):
-    """(clusters of the first finished split, (n, d)) from the cache, or (None, None)."""
-    cache = cache if isinstance(cache, TrialCache) else TrialCache(cache, code_version(*CODE))
-    for _, key, _ in plan:
-        r = cache.get(key)
-        if r is not None:
-            return r["clusters"], tuple(r["shape"])
-    return None, None
-
-
-def movie_table(data_home=None, n_rep=20, *, quick=False, seed=0, verbose=False, cache=None,
-                n_jobs=None):
-    """100 x test MSE on ``n_rep`` random 80/20 splits (Table 4) and the word clusters of
-    the first split's PG fit (Table 5); returns ``({method: [values]}, clusters, (n, d))``.
-
-    ``cache`` and ``n_jobs`` as in :func:`feature_clustering_table` (without ``cache``, a
-    temporary folder).
-    """
-    plan = _movie_plan(n_rep, quick, seed, data_home, verbose)
-    with tempfile.TemporaryDirectory() as tmp:  # without a cache, read the extras back here
-        cache = tmp if cache is None else cache
-        values = _run_plan(plan, 1, cache, n_jobs=n_jobs, progress=verbose,
-                           desc="clustering Table 4")[0]
-        clusters, shape = _movie_extras(plan, cache)
-    return {m: v[0] for m, v in values.items()}, clusters, shape
+    perm = np.random.default_rng([seed, split]).permutation(n)
+    tr, te = perm[: int(0.8 * n)], perm[int(0.8 * n):]
+    out, fitted = _cv_errors(methods, grids, score, X[tr], y[tr], 3 if quick else 5, split,
+                             lambda wb: 100 * score(wb, X[te], y[te]),
+                             f"Table 4 split {split}" if verbose else None)
+    rng = np.random.default_rng([seed, split])
+    return {**out, "clusters": _word_clusters(fitted["PG"][0], words, rng), "shape": [n, d]}
 
 
 def _word_clusters(w, words, rng, per=12):
+    """Table 5: ``per`` random words of each of the 2 smallest and the 2 largest values."""
     values = np.unique(w)
     rows = []
     for v in [*values[:2], *values[-2:]]:
@@ -553,9 +362,90 @@ def _word_clusters(w, words, rng, per=12):
     return rows
 
 
+# ----------------------------------------------------------------------------- units
+def _mode(quick):
+    return f"{'quick' if quick else 'full'}-{PROTOCOL}"
+
+
+def _rep(fn, *args, **kwargs):
+    """One repetition, with its CPU and wall seconds and without its ConvergenceWarnings
+    (capped solvers are the protocol)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        out, wall, cpu = timed(fn, *args, **kwargs)
+    return {**out, "cpu_s": cpu, "wall_s": wall}
+
+
+def _plan(tag, cells, n_rep, quick, seed):
+    """``(cell index, cache key, (fn, args, kwargs))`` of each repetition of ``cells`` (tuples
+    of grid values). The data seed depends on (seed, cell, rep) only, so more repetitions or
+    fewer cells reuse the draws already cached; Tables 2 and 3 share the tag "feat" and so
+    their (n = 150, sigma = 0.5) draws, as the paper's tables do."""
+    fn, names = {"feat": (feature_clustering_rep, ("n", "sigma")),
+                 "t1": (sample_clustering_rep, ("p",))}[tag]
+    plan = []
+    for i, cell in enumerate(cells):
+        for rep in range(n_rep):
+            ds = int(np.random.SeedSequence([int(seed), *[int(round(1e6 * v)) for v in cell],
+                                             rep]).generate_state(1)[0] >> 1)
+            key = "-".join([tag, *[f"{k}={v:g}" for k, v in zip(names, cell)], f"rep={rep}",
+                            f"seed={ds}", _mode(quick)])
+            plan.append((i, key, (fn, (*cell, rep, ds), {"quick": quick})))
+    return plan
+
+
+def _plans(reps, quick, data_home, verbose=False):
+    """Table -> plan; the grids are read here (tests may shrink them)."""
+    return {1: _plan("t1", [(p,) for p in P_GRID], reps[1], quick, 0),
+            2: _plan("feat", [(n, 0.5) for n in N_GRID], reps[2], quick, 0),
+            3: _plan("feat", [(150, s) for s in SIGMA_GRID], reps[3], quick, 0),
+            4: [(0, f"t4-pang_lee-split={r}-seed=0-{_mode(quick)}", (movie_split_rep, (r, 0), {
+                "quick": quick, "data_home": data_home, "verbose": verbose}))
+                for r in range(reps[4])]}
+
+
+def _run_plan(plan, cache=None, *, n_jobs=None, progress=False, desc="clustering",
+              compute=True, resume=True):
+    """Run (``compute=False``: only load) the repetitions of ``plan``, one cached unit each.
+
+    Returns ``(values, records)``: ``values[method][cell]`` the finished repetitions' numbers
+    in repetition order, ``records`` the finished repetitions' results.
+    """
+    cache = cache if isinstance(cache, TrialCache) else TrialCache(cache, code_version(*CODE))
+    res = run_units([Unit(k, _rep, (fn, *a), kw) for _, k, (fn, a, kw) in plan], None, cache,
+                    desc=desc, n_jobs=n_jobs or 1, resume=resume, assemble_only=not compute,
+                    progress=progress and compute)
+    values = {}
+    for (cell, _, _), r in zip(plan, res):
+        for m, v in (r or {"errors": {}})["errors"].items():
+            values.setdefault(m, [[] for _ in range(plan[-1][0] + 1)])[cell].append(v)
+    return values, [r for r in res if r is not None]
+
+
+def feature_clustering_table(settings, n_rep, *, quick=False, seed=0, verbose=False,
+                             cache=None, n_jobs=None):
+    """||w* - w|| for every (n, sigma) in ``settings``: ``{method: [[errors]...]}``;
+    ``cache``: folder of finished repetitions (reused, and new ones stored)."""
+    return _run_plan(_plan("feat", settings, n_rep, quick, seed), cache, n_jobs=n_jobs,
+                     progress=verbose, desc="clustering features")[0]
+
+
+def sample_clustering_table(p_grid, n_rep, *, quick=False, seed=0, verbose=False, cache=None,
+                            n_jobs=None):
+    """Table 1 for every p in ``p_grid``: ``{method: [[values]...]}`` (unscaled, see NOTES)."""
+    return _run_plan(_plan("t1", [(p,) for p in p_grid], n_rep, quick, seed), cache,
+                     n_jobs=n_jobs, progress=verbose, desc="clustering Table 1")[0]
+
+
 # ----------------------------------------------------------------------------- reproduce
-PAPER_REPS = {1: 50, 2: 50, 3: 50, 4: 20}
-_PAPER_COLS = {1: tuple(P_GRID), 2: tuple(N_GRID), 3: tuple(SIGMA_GRID)}  # paper's columns
+#: Tables 1-3 in the report's order: (table, title, grid, paper's grid, column label, paper,
+#: scale); the grids are module attributes read when the report is written (tests shrink them)
+T123 = [(2, "## Table 2 — ||w* - w||, d = 100, 5 values, sigma = 0.5", "N_GRID", N_GRID,
+         "n={}", PAPER_T2, 1.0),
+        (3, "## Table 3 — 100 x ||w* - w||, n = 150 (printed x100 as in the paper)",
+         "SIGMA_GRID", SIGMA_GRID, "σ={}", PAPER_T3, 100.0),
+        (1, "## Table 1 — 100 x best-of-Q test MSE (16) with the factor 1/2, Q = 3, d = 10, "
+         "sigma_y = 0.1", "P_GRID", P_GRID, "p={}", PAPER_T1, 100.0)]
 
 
 def _mean(v):
@@ -564,8 +454,7 @@ def _mean(v):
 
 def _plot(t2, t3, out):
     from ..plotting import pyplot, save
-    plt = pyplot()
-    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+    fig, axes = pyplot().subplots(1, 2, figsize=(10, 4))
     for name, vals in t2.items():
         axes[0].semilogy(N_GRID, [_mean(v) for v in vals], marker="o", label=name)
     axes[0].set(xlabel="n (d = 100)", ylabel="||w* - w||", title="Table 2: sigma = 0.5")
@@ -576,75 +465,53 @@ def _plot(t2, t3, out):
     return save(fig, os.path.join(out, "clustering_error_vs_n_sigma.png"))
 
 
-def _side_by_side(ours, paper, paper_cols, grid, label, scale=1.0):
-    """Rows 'ours mean±sd (paper's value)' for the columns ``grid`` (paper's: ``paper_cols``)."""
+def _side_by_side(ours, paper, paper_grid, grid, label, scale):
+    """Rows 'ours mean±sd (paper's value)' for the columns ``grid`` ('—' off the paper's)."""
     rows = []
     for name in paper:
         row = {"method": name}
         for j, g in enumerate(grid):
-            theirs = paper[name][paper_cols.index(g)] if g in paper_cols else "—"
-            row[label(g)] = f"{_ms(ours[name][j], scale) if name in ours else '—'} ({theirs})"
+            mine = _ms(ours[name][j], scale) if name in ours else "—"
+            row[label.format(g)] = (f"{mine} ({paper[name][paper_grid.index(g)]})"
+                                    if g in paper_grid else f"{mine} (—)")
         rows.append(row)
     return rows
-
-
-def _plans(reps, quick, data_home, verbose=False):
-    """Table -> list of (cell, key, job); the grids are read here (tests may shrink them)."""
-    return {1: _sample_plan(P_GRID, reps[1], quick, 0),
-            2: _feature_plan([(n, 0.5) for n in N_GRID], reps[2], quick, 0),
-            3: _feature_plan([(150, s) for s in SIGMA_GRID], reps[3], quick, 0),
-            4: _movie_plan(reps[4], quick, 0, data_home, verbose)}
 
 
 def _count_note(values, requested, paper_n, unit, cpu):
     """How many repetitions the table averages, against the paper's and the requested."""
     counts = [len(c) for c in next(iter(values.values()))]
     lo, hi = min(counts), max(counts)
-    s = (f"**{lo if lo == hi else f'{lo}-{hi}'} {unit}{'' if lo == hi == 1 else 's'}"
-         f"{' per cell' if len(counts) > 1 else ''}{'' if lo == hi else ' (cells differ)'}**")
-    if hi < paper_n:
-        s += (f", fewer than the paper's {paper_n}: means and deviations are rougher than "
-              "the paper's")
-    else:
-        s += f" (paper: {paper_n})"
-    if lo < requested:
-        s += f"; {requested} requested, the others are not in the cache yet"
-    return (s + f". CPU time ({len(cpu)} {unit}{'' if len(cpu) == 1 else 's'} in all): "
+    return (f"**{lo if lo == hi else f'{lo}-{hi}'} {unit}{'' if lo == hi == 1 else 's'}"
+            f"{' per cell' if len(counts) > 1 else ''}{'' if lo == hi else ' (cells differ)'}**"
+            + (f", fewer than the paper's {paper_n}: means and deviations are rougher than "
+               "the paper's" if hi < paper_n else f" (paper: {paper_n})")
+            + (f"; {requested} requested, the others are not in the cache yet"
+               if lo < requested else "")
+            + f". CPU time ({len(cpu)} {unit}{'' if len(cpu) == 1 else 's'} in all): "
             f"{sum(cpu) / 3600:.2f} core-h, {_mean(cpu):.0f} s each on average.")
 
 
-def cmd_reproduce(args) -> int:
-    return run_command(args, _reproduce)
-
-
 def _reproduce(args) -> int:
-    t0 = time.perf_counter()
-    quick = args.quick
-    reps = {1: args.reps or (1 if quick else 50), 2: args.reps or (2 if quick else 50),
-            3: args.reps or (2 if quick else 50), 4: args.reps or (1 if quick else 20)}
+    t0, quick = time.perf_counter(), args.quick
+    reps = {t: args.reps or (QUICK_REPS if quick else PAPER_REPS)[t] for t in PAPER_REPS}
     tables = [int(t) for t in only_set(args, TABLES)]
     out_dir(args)
-    path = report_path(args)
-    folder = _cache_dir(args, "reps")
-    cache = unit_cache(args, "reps")
+    path, folder, cache = report_path(args), _cache_dir(args, "reps"), unit_cache(args, "reps")
     plans = _plans(reps, quick, args.data_home, args.verbose)
-    cells = {1: len(P_GRID), 2: len(N_GRID), 3: len(SIGMA_GRID), 4: 1}
     t4_error = None
-    if not args.assemble_only:
-        for t in (2, 3, 1, 4):
-            if t not in tables:
+    for t in [] if args.assemble_only else [t for t in (2, 3, 1, 4) if t in tables]:
+        log(f"[clustering] Table {t}: {len(plans[t])} repetitions", args.verbose)
+        if t == 4:
+            try:  # fail early when the data are missing (and load them once here)
+                _movie_data(args.data_home)
+            except (FileNotFoundError, OSError) as exc:
+                t4_error = exc
                 continue
-            log(f"[clustering] Table {t}: {len(plans[t])} repetitions", args.verbose)
-            if t == 4:
-                try:  # fail early when the data are missing (and load them once here)
-                    _movie_data(args.data_home)
-                except (FileNotFoundError, OSError) as exc:
-                    t4_error = exc
-                    continue
-            _run_plan(plans[t], cells[t], cache, n_jobs=args.n_jobs, progress=args.verbose,
-                      desc=f"clustering Table {t}", resume=args.resume)
-    res = {t: _run_plan(plans[t], cells[t], cache, compute=False) for t in (1, 2, 3, 4)}
-    refuse_empty_assembly(args, sum(len(cpu) for _, cpu in res.values()), folder)
+        _run_plan(plans[t], cache, n_jobs=args.n_jobs, progress=args.verbose,
+                  desc=f"clustering Table {t}", resume=args.resume)
+    res = {t: _run_plan(plans[t], cache, compute=False) for t in (1, 2, 3, 4)}
+    refuse_empty_assembly(args, sum(len(recs) for _, recs in res.values()), folder)
 
     text = ["# Learning with clustering structure — reproduced tables", "",
             f"Command: `{_command(args)}` ({datetime.datetime.now():%Y-%m-%d %H:%M}; "
@@ -665,108 +532,72 @@ def _reproduce(args) -> int:
              + ", with the repetition counts stated per table.", ""]
     if not quick:  # the status speaks of the full protocol's numbers, not of a --quick run
         text += kept_section(path, STATUS)
-
-    def missing(t):
-        if t == 4 and t4_error is not None:
-            return f"Not run: the Pang-Lee data were not found ({t4_error})."
-        return (f"Not run yet: no finished repetition in `{folder}` (compute it with "
-                f"`--only {t}`).")
-
-    specs = [(2, "## Table 2 — ||w* - w||, d = 100, 5 values, sigma = 0.5", N_GRID,
-              lambda n: f"n={n}", PAPER_T2, 1.0),
-             (3, "## Table 3 — 100 x ||w* - w||, n = 150 (printed x100 as in the paper)",
-              SIGMA_GRID, lambda s: f"σ={s}", PAPER_T3, 100.0),
-             (1, "## Table 1 — 100 x best-of-Q test MSE (16) with the factor 1/2, Q = 3, "
-              "d = 10, sigma_y = 0.1", P_GRID, lambda p: f"p={p}", PAPER_T1, 100.0)]
-    cpu_all = []
-    for t, title, grid, label, paper, scale in specs:
-        values, cpu = res[t]
-        cpu_all += cpu
-        text += [title, ""]
-        if not values:
-            text += [missing(t), ""]
-            continue
-        text += [_count_note(values, reps[t], PAPER_REPS[t], "repetition", cpu), "",
-                 _table(_side_by_side(values, paper, _PAPER_COLS[t], grid, label, scale),
-                        ["method", *[label(g) for g in grid]]), ""]
-    values, cpu = res[4]
-    cpu_all += cpu
+    missing = {t: [f"Not run yet: no finished repetition in `{folder}` (compute it with "
+                   f"`--only {t}`).", ""] for t in res}
+    if t4_error is not None:
+        missing[4] = [f"Not run: the Pang-Lee data were not found ({t4_error}).", ""]
+    for t, title, grid, paper_grid, label, paper, scale in T123:
+        (values, recs), grid = res[t], globals()[grid]
+        text += [title, ""] + (missing[t] if not values else [
+            _count_note(values, reps[t], PAPER_REPS[t], "repetition", [r["cpu_s"] for r in recs]),
+            "", _table(_side_by_side(values, paper, paper_grid, grid, label, scale),
+                       ["method", *[label.format(g) for g in grid]]), ""])
+    values, recs = res[4]
     if not values:
-        text += ["## Table 4", "", missing(4), ""]
+        text += ["## Table 4", "", *missing[4]]
     else:
-        clusters, shape = _movie_extras(plans[4], cache)
         rows = [{"method": m, "ours": _ms(values[m][0]) if m in values else "—",
                  "paper": PAPER_T4[m]} for m in PAPER_T4]
-        text += [f"## Table 4 — 100 x test MSE, Pang-Lee scale data (n = {shape[0]}, "
-                 f"d = {shape[1]}), Q = 15, k = d/2", "",
-                 _count_note(values, reps[4], PAPER_REPS[4], "split", cpu), "",
-                 _table(rows, ["method", "ours", "paper"]), "",
-                 "## Table 5 — word clusters of PG with the largest |weight| (first split "
-                 "in the cache)", "", _table(clusters, ["value", "size", "words"]), ""]
+        text += ["## Table 4 — 100 x test MSE, Pang-Lee scale data (n = {}, d = {}), Q = 15, "
+                 "k = d/2".format(*recs[0]["shape"]), "",
+                 _count_note(values, reps[4], PAPER_REPS[4], "split", [r["cpu_s"] for r in recs]),
+                 "", _table(rows, ["method", "ours", "paper"]), "",
+                 "## Table 5 — word clusters of PG with the largest |weight| (first split in the "
+                 "cache)", "", _table(recs[0]["clusters"], ["value", "size", "words"]), ""]
     if args.plot and res[2][0] and res[3][0]:
         text += [f"Figure: `{_plot(res[2][0], res[3][0], args.out)}`.", ""]
-    text += [NOTES]
-    text += [f"Total time of this run {time.perf_counter() - t0:.0f} s; CPU time of all "
-             f"repetitions above {sum(cpu_all) / 3600:.2f} core-h.", ""]
+    cpu = sum(r["cpu_s"] for _, recs in res.values() for r in recs)
+    text += [NOTES, f"Total time of this run {time.perf_counter() - t0:.0f} s; CPU time of all "
+             f"repetitions above {cpu / 3600:.2f} core-h.", ""]
     print(_write(path, "\n".join(text) + "\n"))
     return 0
 
 
 # ----------------------------------------------------------------------------- bench
-def _timeit(fn, repeat=5):
-    fn()  # warm-up (numba compilation, caches)
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - t)
-    return min(times), out
-
-
-def cmd_bench(args) -> int:
-    return run_command(args, _bench)
-
-
 def _bench(args) -> int:
-    rng = np.random.default_rng(0)
     d, Q = 5623, 15
-    x = rng.standard_normal(d)
+    x = np.random.default_rng(0).standard_normal(d)
     rows = []
     for backend in ["numba", "numpy"] if available("numba") else ["numpy"]:
-        t, r = _timeit(lambda: kmeans1d(x, Q, backend=backend))
+        t, r = best_of(lambda: kmeans1d(x, Q, backend=backend))
         rows.append({"method": f"semisup kmeans1d ({backend})", "seconds": f"{t:.4f}",
                      "SSE": f"{r.cost:.6f}"})
     if available("ckmeans"):
         import ckmeans
-        t, groups = _timeit(lambda: ckmeans.ckmeans(x, Q))
+        t, groups = best_of(lambda: ckmeans.ckmeans(x, Q))
         sse = sum(float(((g - g.mean()) ** 2).sum()) for g in groups)
         rows.append({"method": "PyPI ckmeans", "seconds": f"{t:.4f}", "SSE": f"{sse:.6f}"})
         ck_note = "PyPI `ckmeans` timed on the same input in the same run."
     else:
         ck_note = ("PyPI `ckmeans` is not importable in this environment (install it to compare: "
                    "`pip install ckmeans`); not compared.")
-    t, p = _timeit(lambda: project_sparse_clustered(x, d // 2, Q))
+    t, p = best_of(lambda: project_sparse_clustered(x, d // 2, Q))
     rows.append({"method": f"sparse+clustered DP (k = {d // 2})", "seconds": f"{t:.4f}",
                  "SSE": f"{float(np.sum((x - p.point) ** 2)):.6f}"})
     fit_rows = []
     try:
-        bunch = load_dataset("pang_lee", data_home=args.data_home)
-        X, _ = movie_review_features(bunch.texts)
-        y = np.asarray(bunch.target, dtype=np.float64)
-        lam = 1e-3 * _spectral_scale(X)
+        X, y, _, s, _ = _movie_data(args.data_home)
         for sparsity in (None, X.shape[1] // 2):
-            t = time.perf_counter()
-            m = ClusteredRegressor(15, alpha=lam, sparsity=sparsity).fit(X, y)
-            t = time.perf_counter() - t
+            m, t, _ = timed(ClusteredRegressor(15, alpha=1e-3 * s, sparsity=sparsity).fit, X, y)
             fit_rows.append({"fit": f"PG, Q = 15, sparsity = {sparsity}", "n x d": f"{X.shape}",
                              "seconds": f"{t:.2f}", "iterations": m.n_iter_,
                              "train MSE x100": f"{100 * np.mean((m.predict(X) - y) ** 2):.3f}"})
     except (FileNotFoundError, OSError) as exc:
         fit_rows.append({"fit": f"not run: Pang-Lee data not found ({exc})"})
-    load = os.getloadavg()
     text = ["# Clustering-structure benchmarks", "",
             f"Command: `{_command(args)}` ({datetime.datetime.now():%Y-%m-%d %H:%M}; "
-            f"{machine_and_load()}). Shared machine: 1-minute load average {load[0]:.1f}.", "",
+            f"{machine_and_load()}). Shared machine: 1-minute load average "
+            f"{os.getloadavg()[0]:.1f}.", "",
             f"## Exact projections, d = {d}, Q = {Q} (x ~ N(0, 1); best of 5 runs after a "
             "warm-up)", "", ck_note, "", _table(rows, ["method", "seconds", "SSE"]), "",
             "Targets: exact 1-D projection < 0.1 s; sparse+clustered projection < 1 s.", "",
@@ -782,15 +613,15 @@ def add_reproduce_parser(subparsers):
     p = subparsers.add_parser("clustering", help="Roulet et al. 2016: Tables 1-5")
     add_common_options(
         p, "clustering", only=TABLES, cache_sub="reps",
-        needs={"1": (), "2": (), "3": (), "4": ("pang_lee",)},
-        code=CODE,
+        needs={"1": (), "2": (), "3": (), "4": ("pang_lee",)}, code=CODE,
         n_jobs_help="repetitions run in parallel processes, one BLAS thread each",
         only_help="tables to compute (default all; Table 5 comes with 4); the report shows "
                   "every table the cache holds",
         reps_help="repetitions per cell of Tables 1-3 and splits of Table 4 (default 50 and "
                   "20; --quick: 1 for Table 1, 2 for Tables 2-3, 1 split)",
         quick_help="fewer repetitions, smaller grids (written under --out)")
-    p.set_defaults(func=cmd_reproduce, cmd_name="reproduce clustering")
+    p.set_defaults(func=functools.partial(run_command, body=_reproduce),
+                   cmd_name="reproduce clustering")
 
 
 def add_bench_parser(subparsers):
@@ -801,43 +632,29 @@ def add_bench_parser(subparsers):
                        unused=("--cache", "--reps", "--n-jobs", "--plot", "--resume",
                                "--assemble-only", "--only"),
                        needs=lambda args: {"projections": (), "movie-review fit": ("pang_lee",)})
-    p.set_defaults(func=cmd_bench, cmd_name="bench clustering")
+    p.set_defaults(func=functools.partial(run_command, body=_bench), cmd_name="bench clustering")
 
 
 def demo_rows(verbose=False) -> list[dict]:
     """ClusteredRegressor (features, samples) and ClusteredClassifier on generated problems."""
-    rows = []
     b = make_clustered_features(150, 100, 5, 0.5, random_state=0)
-    t = time.perf_counter()
-    m = ClusteredRegressor(5, alpha=1e-6, fit_intercept=False).fit(b.data, b.target)
-    rows.append({"method": "ClusteredRegressor(features, pg)", "data": "synthetic n=150 d=100 Q=5",
-                 "metric": "||w*-w|| (oracle "
-                 f"{np.linalg.norm(oracle_features(b.data, b.target, b.labels) - b.coef):.3f})",
-                 "score": float(np.linalg.norm(m.coef_ - b.coef)),
-                 "seconds": time.perf_counter() - t})
-    t = time.perf_counter()
-    yb = np.where(b.data @ b.coef > 0, 1, 0)
-    c = ClusteredClassifier(5, alpha=1e-4, random_state=0).fit(b.data[:100], yb[:100])
-    rows.append({"method": "ClusteredClassifier(features, pg)",
-                 "data": "synthetic n=150 d=100 Q=5, sign labels",
-                 "metric": "test accuracy (50 held out)",
-                 "score": float(c.score(b.data[100:], yb[100:])),
-                 "seconds": time.perf_counter() - t})
     s = make_clustered_samples(600, 3, 10, 0.0, random_state=0)
-    t = time.perf_counter()
-    m = ClusteredRegressor(3, cluster="samples", solver="am", alpha=1e-4, n_init=5,
-                           random_state=0).fit(s.data[:500], s.target[:500])
-    rows.append({"method": "ClusteredRegressor(samples, am)", "data": "synthetic n=500 d=10 Q=3",
-                 "metric": "best-of-Q test MSE (16)",
-                 "score": m.best_of_q_mse(s.data[500:], s.target[500:]),
-                 "seconds": time.perf_counter() - t})
+    yb = np.where(b.data @ b.coef > 0, 1, 0)
+    oracle = np.linalg.norm(oracle_features(b.data, b.target, b.labels) - b.coef)
+    runs = [  # (method, data, metric, fit-and-score)
+        ("ClusteredRegressor(features, pg)", "synthetic n=150 d=100 Q=5",
+         f"||w*-w|| (oracle {oracle:.3f})", lambda: float(np.linalg.norm(ClusteredRegressor(
+             5, alpha=1e-6, fit_intercept=False).fit(b.data, b.target).coef_ - b.coef))),
+        ("ClusteredClassifier(features, pg)", "synthetic n=150 d=100 Q=5, sign labels",
+         "test accuracy (50 held out)", lambda: float(ClusteredClassifier(
+             5, alpha=1e-4, random_state=0).fit(b.data[:100], yb[:100]).score(
+                 b.data[100:], yb[100:]))),
+        ("ClusteredRegressor(samples, am)", "synthetic n=500 d=10 Q=3",
+         "best-of-Q test MSE (16)", lambda: ClusteredRegressor(
+             3, cluster="samples", solver="am", alpha=1e-4, n_init=5, random_state=0).fit(
+                 s.data[:500], s.target[:500]).best_of_q_mse(s.data[500:], s.target[500:]))]
+    rows = []
+    for method, data, metric, run in runs:
+        score, seconds, _ = timed(run)
+        rows.append(dict(method=method, data=data, metric=metric, score=score, seconds=seconds))
     return rows
-
-
-if __name__ == "__main__":  # pragma: no cover
-    parser = argparse.ArgumentParser()
-    sub = parser.add_subparsers(required=True)
-    add_reproduce_parser(sub)
-    add_bench_parser(sub)
-    args = parser.parse_args()
-    sys.exit(args.func(args))
