@@ -93,34 +93,33 @@ class CupyEngine(Engine):
         if est.affinity == "knn" and est.weights not in ("heat", "binary", "distance"):
             raise ValueError(f"weights={est.weights!r} is not available on the GPU engine; "
                              "use 'heat', 'binary' or 'distance'.")
+        X = self._float_matrix(X)
+        if X.shape[0] < 2:
+            raise ValueError(f"X must have at least 2 samples, got {X.shape[0]}.")
+        self._check_finite(X)
+        est.n_features_in_ = X.shape[1]
+        return X
+
+    def _float_matrix(self, X):
+        """``X`` on the device as a 2-D float32/float64 array (other numbers as float64)."""
         X = self.xp.asarray(X)
         if X.ndim != 2:
             raise ValueError(f"X must be 2-D, got shape {X.shape}.")
         if X.dtype.kind not in "fiub":
             raise ValueError(f"X must be numeric, got dtype {X.dtype}.")
-        if X.dtype not in (np.float32, np.float64):
-            X = X.astype(self.xp.float64)
-        if X.shape[0] < 2:
-            raise ValueError(f"X must have at least 2 samples, got {X.shape[0]}.")
-        if not bool(self.xp.isfinite(X).all()):
+        return X if X.dtype in (np.float32, np.float64) else X.astype(self.xp.float64)
+
+    def _check_finite(self, X):
+        if X.size and not bool(self.xp.isfinite(X).all()):
             raise ValueError("X contains NaN or infinity.")
-        est.n_features_in_ = X.shape[1]
-        return X
 
     def check_query_points(self, est, X_new):
         """New points on the device: 2-D, numeric, finite, ``n_features_in_`` columns."""
-        X = self.xp.asarray(X_new)
-        if X.ndim != 2:
-            raise ValueError(f"X must be 2-D, got shape {X.shape}.")
-        if X.dtype.kind not in "fiub":
-            raise ValueError(f"X must be numeric, got dtype {X.dtype}.")
-        if X.dtype not in (np.float32, np.float64):
-            X = X.astype(self.xp.float64)
+        X = self._float_matrix(X_new)
         if X.shape[1] != est.n_features_in_:
             raise ValueError(f"X has {X.shape[1]} features, but {type(est).__name__} is "
                              f"expecting {est.n_features_in_} features as input.")
-        if X.size and not bool(self.xp.isfinite(X).all()):
-            raise ValueError("X contains NaN or infinity.")
+        self._check_finite(X)
         return X
 
     def _as_csr(self, W, name):

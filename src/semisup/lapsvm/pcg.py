@@ -211,20 +211,9 @@ def pcg(K, L, y, *, gamma_A: float, gamma_I: float, power: int = 1, use_bias: bo
         act = np.flatnonzero(stops.active)
         FD = KD[:, act] + D_b[act]
         LFD = apply_L(FD)
-        s = np.zeros(c)
-        pieces = []
-        for k, j in enumerate(act):
-            a_reg = gamma_A * (A[:, j] @ KD[:, j]) + gamma_I * (FD[:, k] @ LF[:, j])
-            c_reg = gamma_A * (D_a[:, j] @ KD[:, j]) + gamma_I * (FD[:, k] @ LFD[:, k])
-            s[j], npc = exact_line_search(F[lab_rows, j], FD[lab_rows, k], Yl[:, j],
-                                          a_reg, c_reg, hinge)
-            pieces.append(npc)
-        stops.stop(act[s[act] == 0.0], t - 1, "line search step 0")
-        sa = s[act]
-        A[:, act] += sa * D_a[:, act]
-        B[act] += sa * D_b[act]
-        F[:, act] += sa * FD
-        LF[:, act] += sa * LFD
+        sa, pieces = _line_search_step(stops, t, act, A, B, F, LF, D_a, KD, D_b, FD, LFD, Yl,
+                                       lab_rows, gamma_A=gamma_A, gamma_I=gamma_I,
+                                       hinge=hinge)
         refresh = refresh_every is not None and t % refresh_every == 0
         if refresh:
             F[:, act] = kernel_matvec(K, A[:, act]) + B[act]
@@ -250,7 +239,7 @@ def pcg(K, L, y, *, gamma_A: float, gamma_I: float, power: int = 1, use_bias: bo
             D_b[act] = -gb[act] + beta[act] * D_b[act]
         if refresh:
             KD[:, act] = kernel_matvec(K, D_a[:, act])
-        it = record(t, float(np.mean(pieces)), float(np.mean(sa)))
+        it = record(t, pieces, float(np.mean(sa)))
         stops.check(it)
         if callback is not None:
             callback(t, A[:, 0] if squeeze else A, B[0] if squeeze else B, F)
@@ -258,6 +247,33 @@ def pcg(K, L, y, *, gamma_A: float, gamma_I: float, power: int = 1, use_bias: bo
             log(f"[pcg] t={t} obj={hist['obj'][-1]:.6g} "
                 f"active={int(stops.active.sum())}", True)
     return stops.result(t, max_iter, _advice, hist, A, B, F, squeeze)
+
+
+def _line_search_step(stops, t, act, A, B, F, LF, D_a, KD, D_b, FD, LFD, Yl, lab_rows, *,
+                      gamma_A, gamma_I, hinge):
+    """One PCG step of the active columns ``act`` along their directions, in place.
+
+    The exact line search (:func:`exact_line_search`) of each column, whose regulariser
+    terms are ``gamma_A a' K d + gamma_I f' L fd`` and ``gamma_A d' K d + gamma_I fd' L fd``
+    (``KD = K D_a``; the identity Gram of the reduced expansion's coordinates passes
+    ``KD = D_a``); a column whose step is 0 stops. Returns the steps of ``act`` and the mean
+    number of pieces the searches visited.
+    """
+    s = np.zeros(A.shape[1])
+    pieces = []
+    for k, j in enumerate(act):
+        a_reg = gamma_A * (A[:, j] @ KD[:, j]) + gamma_I * (FD[:, k] @ LF[:, j])
+        c_reg = gamma_A * (D_a[:, j] @ KD[:, j]) + gamma_I * (FD[:, k] @ LFD[:, k])
+        s[j], npc = exact_line_search(F[lab_rows, j], FD[lab_rows, k], Yl[:, j],
+                                      a_reg, c_reg, hinge)
+        pieces.append(npc)
+    stops.stop(act[s[act] == 0.0], t - 1, "line search step 0")
+    sa = s[act]
+    A[:, act] += sa * D_a[:, act]
+    B[act] += sa * D_b[act]
+    F[:, act] += sa * FD
+    LF[:, act] += sa * LFD
+    return sa, float(np.mean(pieces))
 
 
 class _ColumnStops:

@@ -47,7 +47,7 @@ from .._progress import log
 from .._validation import available_memory, warn_convergence
 from .newton import newton_groups
 from .objective import error_mask, laplacian_operator
-from .pcg import _as_columns, _ColumnStops, exact_line_search
+from .pcg import _as_columns, _ColumnStops, _line_search_step
 from .result import SolverResult
 from .stopping import Iterate
 
@@ -421,20 +421,9 @@ def reduced_pcg(Phi, L, y, *, gamma_A: float, gamma_I: float, power: int = 1,
         act = np.flatnonzero(stops.active)
         FD = _products(Phi, D_a[:, act]) + D_b[act]
         LFD = apply_L(FD)
-        s = np.zeros(c)
-        pieces = []
-        for k, j in enumerate(act):
-            a_reg = gamma_A * (A[:, j] @ D_a[:, j]) + gamma_I * (FD[:, k] @ LF[:, j])
-            c_reg = gamma_A * (D_a[:, j] @ D_a[:, j]) + gamma_I * (FD[:, k] @ LFD[:, k])
-            s[j], npc = exact_line_search(F[lab_rows, j], FD[lab_rows, k], Yl[:, j],
-                                          a_reg, c_reg, hinge)
-            pieces.append(npc)
-        stops.stop(act[s[act] == 0.0], t - 1, "line search step 0")
-        sa = s[act]
-        A[:, act] += sa * D_a[:, act]
-        B[act] += sa * D_b[act]
-        F[:, act] += sa * FD
-        LF[:, act] += sa * LFD
+        sa, pieces = _line_search_step(stops, t, act, A, B, F, LF, D_a, D_a, D_b, FD, LFD, Yl,
+                                       lab_rows, gamma_A=gamma_A, gamma_I=gamma_I,
+                                       hinge=hinge)
         if refresh_every is not None and t % refresh_every == 0:
             F[:, act] = _products(Phi, A[:, act]) + B[act]
             LF[:, act] = apply_L(F[:, act])
@@ -449,7 +438,7 @@ def reduced_pcg(Phi, L, y, *, gamma_A: float, gamma_I: float, power: int = 1,
         ga[:, act], gb[act] = ga_new[:, act], gb_new[act]
         D_a[:, act] = -ga[:, act] + beta[act] * D_a[:, act]
         D_b[act] = -gb[act] + beta[act] * D_b[act]
-        it = record(t, float(np.mean(pieces)), float(np.mean(sa)))
+        it = record(t, pieces, float(np.mean(sa)))
         stops.check(it)
         if callback is not None:
             callback(t, A[:, 0] if squeeze else A, B[0] if squeeze else B, F)
