@@ -1,25 +1,16 @@
 """SPORE (Shivanna et al., NIPS 2015): Tables 1, 2 and 4, the K0 / long-path study, bench.
 
-``semisup reproduce spore [--quick] [--plot] [--only 1,2,4,path] [--datasets heart,...]
-[--reps N] [--assemble-only] [--seed S] [--mnist-similarity T]``
+``semisup reproduce spore``: Table 1 (six UCI sets, RBF graph thresholded at the mean
+similarity, and MNIST pairs, edge iff cosine distance < 0.4), Table 2 (2000 MNIST nodes,
+5 x 20 IIP iterations), Table 4 (three synthetic multiple-graph sets: each graph, union /
+intersection / majority graph, MKL-SPORE) and ``path`` (accuracy along a long IIP run from
+K0 = I + A/|lambda_min(A)| and from K0 = I). The protocol is data (:data:`CONFIG`,
+:func:`datasets`); :func:`run_dataset` makes each draw one cached unit whose generator
+depends on (seed, table, data set, draw) only (:func:`draw_rng`), so a run resumes and
+``--assemble-only`` reports from the cache. SPORE and MKL-SPORE are the public estimators.
 
-* Table 1: six UCI sets (RBF graph thresholded at the mean similarity) and MNIST 1v2, 3v8,
-  4v9 (500 images, edge iff cosine distance < 0.4: :data:`MNIST_SIMILARITY`), 10 % labels.
-  Un-Lap / N-Lap / K-Scaling with (c, C) by 3-fold CV on the labelled vertices; SPORE with
-  (C, beta) by the same CV (full run) or fixed (``--quick``).
-* Table 2: 2000 MNIST nodes, IIP with 5 outer x 20 inner iterations, five digit pairs.
-* Table 4: the three synthetic multiple-graph sets, 5 % labels: SPORE on each graph, on the
-  union / intersection / majority graph, and MKL-SPORE.
-* path (spore.md §3.1): accuracy along a long IIP run from K0 = I + A/|lambda_min(A)| and I.
-
-The protocol is data (:data:`CONFIG`, :data:`QUICK`, :data:`DRAWS`, :func:`datasets`); one
-loop (:func:`run_dataset`) makes a data set's draws, each a cached unit (key
-:func:`draw_key`) with a generator of (seed, table, data set, draw) only (:func:`draw_rng`),
-so a run can be interrupted and continued; ``--assemble-only`` reports from the cache. SPORE
-and MKL-SPORE are the public estimators, their path of soft predictions kept.
-
-``semisup bench spore``: Table 2's run per digit pair (time and the share spent in
-eigendecompositions), and IIP vs cvxpy/SCS on n = 100, 200, 300 to the same objective.
+``semisup bench spore``: Table 2's fit per digit pair (time, share in eigendecompositions),
+and IIP vs cvxpy/SCS on n = 100, 200, 300 to the same objective.
 """
 
 from __future__ import annotations
@@ -171,10 +162,8 @@ def baseline_scores(spec, labeled, ysig, c, C):
 
 
 def spore_fit(A, ysig, labeled, C, beta, T, inner, K0="coupled", dtype="float32"):
-    """The fitted :class:`semisup.SPORE` on the graph ``A``, the path of soft predictions
-    kept (``history_["scores"]``), with the paper's step n/sqrt(T) (the default bound is
-    within the draw-to-draw noise of it). Its warnings (unreached vertices, K0 = I) are
-    expected here."""
+    """The fitted :class:`semisup.SPORE` on the graph ``A`` with its path of predictions and
+    the paper's step n/sqrt(T); its warnings (unreached vertices, K0 = I) are expected."""
     model = SPORE(C=C, beta=beta, n_outer=T, n_inner=inner, K0=K0, step="paper",
                   dtype=dtype, keep_path=True, affinity="precomputed", random_state=0)
     with warnings.catch_warnings():
@@ -193,8 +182,7 @@ _mnist = lru_cache(maxsize=1)(partial(load_dataset, "mnist"))
 
 
 def mnist_graph(a, b, n, rng, data_home=None, threshold=MNIST_SIMILARITY):
-    """``n`` random MNIST images of digits a (+1) and b (-1); edge iff the cosine similarity
-    exceeds ``threshold``."""
+    """``n`` random MNIST images of digits a (+1) and b (-1), edge iff similarity > threshold."""
     m = _mnist(data_home=data_home)
     target = np.asarray(m.target)
     idx = np.sort(rng.choice(np.flatnonzero((target == a) | (target == b)), n, replace=False))
@@ -207,10 +195,6 @@ def mnist_name(a, b, cfg):
     ``mnist-3v8+sim0.4``."""
     thr = cfg.get("mnist_similarity", MNIST_SIMILARITY)
     return f"mnist-{a}v{b}" + ("" if thr == MNIST_SIMILARITY else f"+sim{thr:g}")
-
-
-def _base_name(name):
-    return name.split("+sim")[0]
 
 
 def datasets(table, cfg, args):
@@ -246,9 +230,8 @@ def _acc_path(res, ysig, lab):
 
 
 def run_draw(A, ysig, specs, cfg, rng, identity=False):
-    """One labelled set of Tables 1 / 2: the baselines (``specs``: their
-    :class:`LaplacianSpectrum` of ``A``; (c, C) by CV) and SPORE, from K0 = I too if
-    ``identity``."""
+    """One labelled set of Tables 1 / 2: the baselines (``specs``: their spectra of ``A``;
+    (c, C) by CV) and SPORE, from K0 = I too if ``identity``."""
     lab = draw_labeled(ysig, cfg["frac"], rng)
     out = {"n": int(A.shape[0]), "edges": int(A.nnz // 2)}
     for k in BASELINES:
@@ -312,20 +295,12 @@ def run_dataset(load, cfg, table, name, seed, cache, compute=True, verbose=False
         if fn is run_draw:
             lead = (*lead, {k: LaplacianSpectrum(lead[0], k) for k in BASELINES})
     # the generator ignores the graph threshold: the same labelled sets for every threshold
-    units = [Unit(key, fn, (*lead, cfg, draw_rng(seed, table, _base_name(name), d)),
+    units = [Unit(key, fn, (*lead, cfg, draw_rng(seed, table, name.split("+sim")[0], d)),
                   dict(identity=cfg.get("identity", False) and d == 0) if fn is run_draw
                   else {}) for d, key in enumerate(keys)]
     recs = run_units(units, None, cache, f"spore {table} {name}", n_jobs=1, resume=resume,
                      assemble_only=not compute, progress=verbose)
     return [r for r in recs if r is not None] or None
-
-
-def run_table(table, cfg, args, cache, compute=True):
-    """``{data set: its draw records}`` of one table (data sets without a draw left out)."""
-    c = dict(cfg, draws=cfg[DRAWS[table]], **OVERRIDES.get(table, {}))
-    res = {name: run_dataset(load, c, table, name, args.seed, cache, compute, args.verbose,
-                             args.resume) for name, load in datasets(table, cfg, args).items()}
-    return {name: r for name, r in res.items() if r}
 
 
 # ---------------------------------------------------------------------------- tables
@@ -351,7 +326,7 @@ def table_md(res, table, full, missing=()):
     """Tables 1 / 2: the baselines and SPORE, ours mean ± sd over draws (the paper's)."""
     rows = []
     for name, recs in res.items():
-        paper, k = PAPER[table].get(_base_name(name), ("–",) * 4), len(recs)
+        paper, k = PAPER[table].get(name.split("+sim")[0], ("–",) * 4), len(recs)
         params = sorted(set(tuple(r["spore_params"]) for r in recs))
         rows.append([name, recs[0]["n"], recs[0]["edges"], f"{k} (of {full})" if k < full else k,
                      *(f"{_ms([r[m] for r in recs])} ({p})" for m, p in
@@ -409,7 +384,7 @@ def table4_md(recs, full):
 
 
 def section(table, res, cfg, args):
-    """The report's lines for one table's results ``res`` (:func:`run_table`)."""
+    """The report's lines for one table, ``res``: {data set: its draw records}."""
     title, full = TITLES[table].format(**cfg), CONFIG[DRAWS[table]]
     gone = [n for n in datasets(table, cfg, args) if n not in res] if table in ("1", "2") else []
     missing = ["No draw computed or cached for: " + ", ".join(gone) + "."] if gone else []
@@ -427,20 +402,16 @@ def section(table, res, cfg, args):
     out += ["", path_md(res, "Table 1 data: SPORE accuracy % vs IIP outer iteration t (mean "
                         "over draws)" if table == "1" else "Table 2 data: SPORE accuracy % vs t")]
     if table == "1" and args.plot:
-        _plot_paths(res, os.path.join(args.out, "spore_path_table1.png"))
+        from ..plotting import pyplot, save
+        fig, ax = pyplot().subplots(figsize=(7, 4.5))
+        for name, recs in res.items():
+            P = np.asarray([r["spore_path"] for r in recs])
+            ax.plot(np.arange(P.shape[1]), P.mean(0), marker="o", label=name)
+        ax.set(xlabel="IIP outer iteration t", ylabel="accuracy on unlabelled vertices (%)",
+               title="SPORE accuracy along the IIP path (K0 = I + A/|λmin(A)|)")
+        ax.legend(fontsize=7)
+        save(fig, os.path.join(args.out, "spore_path_table1.png"))
     return out + [""]
-
-
-def _plot_paths(results, path):
-    from ..plotting import pyplot, save
-    fig, ax = pyplot().subplots(figsize=(7, 4.5))
-    for name, recs in results.items():
-        P = np.asarray([r["spore_path"] for r in recs])
-        ax.plot(np.arange(P.shape[1]), P.mean(0), marker="o", label=name)
-    ax.set(xlabel="IIP outer iteration t", ylabel="accuracy on unlabelled vertices (%)",
-           title="SPORE accuracy along the IIP path (K0 = I + A/|λmin(A)|)")
-    ax.legend(fontsize=7)
-    save(fig, path)
 
 
 # ---------------------------------------------------------------------------- reproduce
@@ -474,8 +445,12 @@ def _reproduce(args) -> int:
                                                 else f"cosine similarity > {thr:g})"), ""]
     dump, cache = {}, unit_cache(args, "draws")
     for table in (t for t in ("path", "1", "2", "4") if t in only_set(args, TABLES)):
-        res = dump["long_path" if table == "path" else f"table{table}"] = run_table(
-            table, cfg, args, cache, compute=not assemble)
+        c = dict(cfg, draws=cfg[DRAWS[table]], **OVERRIDES.get(table, {}))
+        res = {name: run_dataset(load, c, table, name, args.seed, cache, not assemble,
+                                 args.verbose, args.resume)
+               for name, load in datasets(table, cfg, args).items()}   # {name: its draws}
+        res = dump["long_path" if table == "path" else f"table{table}"] = {
+            name: r for name, r in res.items() if r}
         parts += section(table, res, cfg, args)
     refuse_empty_assembly(args, sum(len(v) for v in dump.values()), where)
     text = "\n".join(parts + [f"Total {time.perf_counter() - t_all:.0f} s."])
@@ -498,12 +473,6 @@ def _needs(args):
             for t in only_set(args, TABLES)}
 
 
-# GENERIC: a command's own options declared as data, {flag: add_argument keywords}
-def add_options(p, options):
-    for flag, kwargs in options.items():
-        p.add_argument(flag, **kwargs)
-
-
 def add_reproduce_parser(subparsers):
     p = subparsers.add_parser("spore", help="SPORE (NIPS 2015): Tables 1, 2, 4 and the "
                               "accuracy-vs-iterations / K0 study")
@@ -515,14 +484,12 @@ def add_reproduce_parser(subparsers):
                   "Table 1, 1 for Table 2, 10 for Table 4, 3 for path; --quick: 2, 1, 3, 1)",
         quick_help="2 draws, fixed (C, beta), Table 2 on 1000 nodes, pair 1v2 only, Table 4 "
                    "with 3 draws (written under --out)")
-    add_options(p, {
-        "--datasets": dict(help="restrict Tables 1 and 2 to these (comma list, e.g. "
-                                "heart,sonar,mnist-1v2)"),
-        "--seed": dict(type=int, default=0),
-        "--mnist-similarity": dict(type=float, help=(
-            "cosine-similarity threshold of the MNIST graphs (default 0.6: the paper's 'cosine "
-            "distance ... threshold with 0.4' read as distance < 0.4; 0.4 reads it as "
-            "similarity > 0.4); a non-default value is cached under names like mnist-3v8+sim0.4"))})
+    p.add_argument("--datasets", help="restrict Tables 1 and 2 to these (comma list, e.g. "
+                   "heart,sonar,mnist-1v2)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--mnist-similarity", type=float, help="cosine-similarity threshold of the "
+                   "MNIST graphs (default 0.6: the paper's 'cosine distance ... threshold with "
+                   "0.4' read as distance < 0.4); other values are cached as mnist-3v8+sim0.4")
     p.set_defaults(func=partial(run_command, body=_reproduce))
 
 
@@ -659,18 +626,16 @@ def _bench(args) -> int:
 def add_bench_parser(subparsers):
     p = subparsers.add_parser("spore", help="SPORE: Table 2 timing per digit pair; IIP vs "
                               "cvxpy/SCS at n = 100, 200, 300")
-    add_options(p, {
-        "--pairs": dict(default="1v2", help="digit pairs for the 2000-node run, e.g. "
-                                            "1v2,3v8,5v6,1v7,4v9 ('' to skip)"),
-        "--n": dict(type=int, default=2000, help="vertices of the MNIST pair graph (2000: "
-                                                 "Table 2)"),
-        "--dtype": dict(choices=("float32", "float64"), default="float32",
-                        help="precision of the n x n iterates (Table 2: float32)"),
-        "--sizes": dict(default="100,200,300", help="SDP comparison sizes ('' to skip)"),
-        "--max-T": dict(type=int, default=1600,
-                        help="largest T of IIP on the labelled block in the SDP race"),
-        "--max-T-full": dict(type=int, default=400, help="largest T of IIP on the whole graph "
-                                                         "in the SDP race (0: skip)")})
+    p.add_argument("--pairs", default="1v2", help="digit pairs for the 2000-node run, e.g. "
+                   "1v2,3v8,5v6,1v7,4v9 ('' to skip)")
+    p.add_argument("--n", type=int, default=2000, help="vertices of the MNIST pair graph")
+    p.add_argument("--dtype", choices=("float32", "float64"), default="float32",
+                   help="precision of the n x n iterates (Table 2: float32)")
+    p.add_argument("--sizes", default="100,200,300", help="SDP comparison sizes ('' to skip)")
+    p.add_argument("--max-T", type=int, default=1600, help="largest T of IIP on the labelled "
+                   "block in the SDP race")
+    p.add_argument("--max-T-full", type=int, default=400, help="largest T of IIP on the whole "
+                   "graph in the SDP race (0: skip)")
     add_common_options(p, "spore", "bench", unused=(
         "--cache", "--reps", "--n-jobs", "--plot", "--resume", "--assemble-only", "--only"),
         needs=lambda args: {**({"pairs": ("mnist",)} if args.pairs else {}),
