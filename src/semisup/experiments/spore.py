@@ -560,7 +560,7 @@ def bench_sdp(sizes, args):
         cells = ["not run"] + [""] * 5
         if args.max_T_full > 0:
             cells = _race(lambda T, inner: spore_fit(A, ysig, lab, C, beta, T, inner,
-                                                     dtype=np.float64),
+                                                     dtype="float64"),
                           ref, t_scs, args.max_T_full, f"n={n} IIP")[0]
         whole.append([n, f"{t_scs:.1f}", f"{ref:.6g}", *cells, load_average()])
         cells, sec = _race(lambda T, inner: spore_optimum(A, ysig, lab, C, beta, n_outer=T,
