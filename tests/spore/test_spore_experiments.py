@@ -128,7 +128,6 @@ def test_mnist_threshold_names_the_cache_and_keeps_the_labelled_draws(tmp_path):
     cfg = {"mnist_similarity": exp.MNIST_SIMILARITY}
     assert exp.mnist_name(3, 8, cfg) == "mnist-3v8"
     assert exp.mnist_name(3, 8, {"mnist_similarity": 0.4}) == "mnist-3v8+sim0.4"
-    assert exp._base_name("mnist-3v8+sim0.4") == "mnist-3v8"
     # a graph threshold is cached apart from the default one: assembling it without a
     # cached draw computes nothing and writes no (empty) report
     import argparse
