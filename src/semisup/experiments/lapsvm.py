@@ -3,23 +3,20 @@
 ``semisup reproduce lapsvm [--only g50c,...] [--quick] [--tune] [--plot] [--figures-only]``
     Tables 3–7 (training times of dual / Newton / PCG with each stopping rule, PCG and
     line-search iterations, errors on U, V, T, Newton steps) and the supervised / LapRLS
-    baselines of Table 4, on the paper's protocol (12 splits, Table 2 sizes, Appendix A
-    parameters: :data:`CONFIGS`), with the paper's numbers beside ours (:data:`PAPER_TABLE3`,
-    :data:`PAPER_ERRORS`) in ``docs/results/lapsvm.md`` (a full run; any other run writes
-    ``<--out>/lapsvm.md``). LapRLSC, the dual LapSVM, Newton and PCG are the public
-    estimators ``semisup.LapRLS`` / ``semisup.LapSVM`` with the kernel and graph precomputed.
-    ``--plot`` draws Figures 3, 4 (two moons) and 5–7 (error vs PCG iteration, the iterates
-    read from ``keep_path=True``); ``--figures-only`` draws them without the tables.
-    Each split is one unit of the runner, cached under ``<--out>/splits`` (``--cache``);
-    ``--no-resume``, ``--n-jobs`` and ``--assemble-only`` as for every command.
+    baselines of Table 4 on the paper's protocol (12 splits, Table 2 sizes, Appendix A
+    parameters: :data:`CONFIGS`), the paper's numbers beside ours (:data:`PAPER_TABLE3`,
+    :data:`PAPER_ERRORS`), in ``docs/results/lapsvm.md`` (a full run; else
+    ``<--out>/lapsvm.md``). The graph methods are the public ``semisup.LapRLS`` /
+    ``semisup.LapSVM`` with the kernel and graph precomputed. ``--plot`` also draws Figures
+    3-4 (two moons) and 5–7 (error vs PCG iteration, from ``keep_path=True``),
+    ``--figures-only`` only them. Each split is one cached unit of the runner.
 ``semisup bench lapsvm``
     MNIST3VS8 PCG with the stability check (time, test error), PCG time on the other data
     sets against Table 3, and dual vs Newton vs PCG at n = 1k, 2k, 4k, 8k (time, memory).
 
 As in the paper (footnote 4) the Gram matrix and the Laplacian are precomputed: training times
-are solver times. ``--blas-threads 1`` keeps small dense mat-vecs from losing to BLAS thread
-oversubscription on a shared machine. The training set of each split is ``L ∪ U``; ``V`` is
-held out for model selection and the validation/mixed rules, ``T`` is the test fold.
+are solver times. The training set of a split is ``L ∪ U``; ``V`` is held out for model
+selection and the validation/mixed rules, ``T`` is the test fold.
 """
 
 from __future__ import annotations
@@ -54,7 +51,7 @@ def add_options(p, options: dict) -> None:
         p.add_argument(flag, **kw)
 
 
-# GENERIC: a Markdown table from row lists (markdown_table takes dicts: no repeated header)
+# GENERIC: a Markdown table of row lists (markdown_table takes dicts: no repeated header)
 def table(cols, rows) -> list[str]:
     """The lines of a Markdown table: header ``cols``, then each row's cells (``str``)."""
     def line(cells):
@@ -62,126 +59,57 @@ def table(cols, rows) -> list[str]:
     return [line(cols), "|" + "---|" * len(cols), *map(line, rows)]
 
 
-# -- the paper's set-up and numbers (Table 2, Appendix A Tables 9–10; spec §10) --------------
+# -- the paper's set-up and numbers ---------------------------------------------------------
 RULES = ("stability", "validation", "mixed")
 GRID = (1e-6, 1e-4, 1e-2, 1e-1, 1.0, 10.0, 100.0)
-#: Per data set: the kernel (Gaussian width ``sigma`` or ``(x'z)^degree``), the ``nn``-NN
-#: heat graph and Laplacian power ``p``, (|L|, |V|), (gamma_A, gamma_I) of Newton, LapRLSC,
-#: the dual (its gamma_I is re-selected on V) and PCG (one pair, or one per rule of
-#: :data:`RULES`), gamma_A of the supervised SVM and RLSC. ``coil``: ``COIL_SCALINGS``
-#: apply; ``fixed``: MNIST's own train/test parts; ``scaled``: FACEMIT's reduced protocol
+#: Table 2 and Appendix A (Tables 9–10; spec §10): the kernel (Gaussian width ``sigma``, or
+#: ``(x'z)^degree``), the ``nn``-NN heat graph and Laplacian power ``p``, (|L|, |V|), gamma_A
+#: of the supervised SVM and RLSC, (gamma_A, gamma_I) of Newton, LapRLSC, the dual (its
+#: gamma_I re-selected on V) and PCG (one pair, or one per rule). ``coil``: COIL_SCALINGS
+#: apply; ``fixed``: MNIST's train/test parts; ``scaled``: FACEMIT's reduced protocol
 #: (:func:`load`); ``macro``: macro error; ``equalize``: histogram-equalised images.
 CONFIGS = {
-    "g50c": dict(label="G50C", kernel="rbf", sigma=17.5, nn=50, p=5, sizes=(50, 50),
-                 newton=(1e-1, 10.0), laprls=(1e-6, 1e-2), dual=(1e-6, 10.0), svm=1e-1,
-                 rlsc=1e-6, pcg=(1e-1, 10.0)),
-    "coil20b": dict(label="COIL20(B)", kernel="rbf", sigma=0.6, nn=2, p=1, sizes=(40, 40),
-                    coil=True, newton=(1e-6, 1.0), laprls=(1e-6, 1.0), dual=(1e-6, 100.0),
-                    svm=1e-6, rlsc=1e-6, pcg=((1e-6, 1.0), (1.0, 100.0), (1e-6, 1.0))),
-    "pcmac": dict(label="PCMAC", kernel="rbf", sigma=2.7, nn=50, p=5, sizes=(50, 50),
-                  newton=(1e-6, 1.0), laprls=(1e-6, 1e-2), dual=(1e-6, 1e-4), svm=1e-6,
-                  rlsc=1e-6, pcg=((1e-4, 1.0), (1e-4, 1.0), (1e-6, 1e-1))),
-    "uspstb": dict(label="USPST(B)", kernel="rbf", sigma=9.4, nn=10, p=2, sizes=(50, 50),
-                   newton=(1e-6, 1e-2), laprls=(1e-6, 1e-1), dual=(1e-6, 1e-2), svm=1e-6,
-                   rlsc=1e-1, pcg=(1e-6, 1.0)),
-    "coil20": dict(label="COIL20", kernel="rbf", sigma=0.6, nn=2, p=1, sizes=(40, 40),
-                   coil=True, newton=(1e-6, 1.0), laprls=(1e-6, 1.0), dual=(1e-6, 10.0),
-                   svm=1e-6, rlsc=1e-6, pcg=(1e-6, 1.0)),
-    "uspst": dict(label="USPST", kernel="rbf", sigma=9.4, nn=10, p=2, sizes=(50, 50),
-                  newton=(1e-4, 1.0), laprls=(1e-6, 1e-1), dual=(1e-6, 1e-2), svm=1e-1,
-                  rlsc=1e-6, pcg=(1e-4, 1.0)),
-    "mnist3vs8": dict(label="MNIST3VS8", kernel="polynomial", degree=9, nn=20, p=3,
-                      sizes=(80, 80), newton=(1e-6, 1e-2), laprls=(1e-6, 1e-2),
-                      dual=(1e-6, 1e-2), svm=1e-6, rlsc=1e-6, pcg=(1e-6, 1e-1), fixed=True,
-                      unit_norm=True),
-    "facemit": dict(label="FACEMIT", kernel="rbf", sigma=4.3, nn=6, p=1, sizes=(2, 50),
-                    newton=(1e-6, 1e-8), laprls=(1e-6, 1e-8), dual=(1e-6, 1e-8), svm=1e-6,
-                    rlsc=1e-6, pcg=(1e-6, 1e-8), scaled=True, macro=True, equalize=True),
+    "g50c": dict(label="G50C", sigma=17.5, nn=50, p=5, sizes=(50, 50), svm=1e-1, rlsc=1e-6,
+                 newton=(1e-1, 10.0), laprls=(1e-6, 1e-2), dual=(1e-6, 10.0), pcg=(1e-1, 10.0)),
+    "coil20b": dict(label="COIL20(B)", sigma=0.6, nn=2, p=1, sizes=(40, 40), svm=1e-6,
+                    rlsc=1e-6, newton=(1e-6, 1.0), laprls=(1e-6, 1.0), dual=(1e-6, 100.0),
+                    pcg=((1e-6, 1.0), (1.0, 100.0), (1e-6, 1.0)), coil=True),
+    "pcmac": dict(label="PCMAC", sigma=2.7, nn=50, p=5, sizes=(50, 50), svm=1e-6, rlsc=1e-6,
+                  newton=(1e-6, 1.0), laprls=(1e-6, 1e-2), dual=(1e-6, 1e-4),
+                  pcg=((1e-4, 1.0), (1e-4, 1.0), (1e-6, 1e-1))),
+    "uspstb": dict(label="USPST(B)", sigma=9.4, nn=10, p=2, sizes=(50, 50), svm=1e-6, rlsc=1e-1,
+                   newton=(1e-6, 1e-2), laprls=(1e-6, 1e-1), dual=(1e-6, 1e-2), pcg=(1e-6, 1.0)),
+    "coil20": dict(label="COIL20", sigma=0.6, nn=2, p=1, sizes=(40, 40), svm=1e-6, rlsc=1e-6,
+                   newton=(1e-6, 1.0), laprls=(1e-6, 1.0), dual=(1e-6, 10.0), pcg=(1e-6, 1.0),
+                   coil=True),
+    "uspst": dict(label="USPST", sigma=9.4, nn=10, p=2, sizes=(50, 50), svm=1e-1, rlsc=1e-6,
+                  newton=(1e-4, 1.0), laprls=(1e-6, 1e-1), dual=(1e-6, 1e-2), pcg=(1e-4, 1.0)),
+    "mnist3vs8": dict(label="MNIST3VS8", degree=9, nn=20, p=3, sizes=(80, 80), svm=1e-6,
+                      rlsc=1e-6, newton=(1e-6, 1e-2), laprls=(1e-6, 1e-2), dual=(1e-6, 1e-2),
+                      pcg=(1e-6, 1e-1), fixed=True, unit_norm=True),
+    "facemit": dict(label="FACEMIT", sigma=4.3, nn=6, p=1, sizes=(2, 50), svm=1e-6, rlsc=1e-6,
+                    newton=(1e-6, 1e-8), laprls=(1e-6, 1e-8), dual=(1e-6, 1e-8),
+                    pcg=(1e-6, 1e-8), scaled=True, macro=True, equalize=True),
 }
 for _cfg in CONFIGS.values():          # PCG's pairs as {rule: (gamma_A, gamma_I)}
     _cfg["pcg"] = dict(zip(RULES, _cfg["pcg"] if len(_cfg["pcg"]) == 3 else (_cfg["pcg"],) * 3))
 
-#: The paper's Tables 3 / 6: seconds of the dual, of Newton and of PCG with each rule
-#: (stability, validation, mixed), (PCG iterations, line-search iterations) per rule, and
-#: Table 5's Newton steps.
+#: The paper's Tables 3 / 6 and 5: seconds of the dual, of Newton and of PCG by rule
+#: (stability, validation, mixed), (PCG, line-search) iterations by rule, Newton steps.
 PAPER_TABLE3 = {
     "g50c": (0.155, 0.134, (0.044, 0.043, 0.044), ((20, 1), (20.83, 1), (20.83, 1)), 1),
-    "coil20b": (0.311, 0.367, (0.198, 0.097, 0.206),
-                ((74.67, 2.41), (37.33, 1), (78.67, 2.38)), 2.67),
-    "pcmac": (14.82, 15.756, (1.897, 1.967, 1.997),
-              ((38, 1.16), (39.58, 1.15), (39.58, 1.15)), 2.33),
+    "coil20b": (0.311, 0.367, (0.198, 0.097, 0.206), ((74.67, 2.41), (37.33, 1), (78.67, 2.38)),
+                2.67),
+    "pcmac": (14.82, 15.756, (1.897, 1.967, 1.997), ((38, 1.16), (39.58, 1.15), (39.58, 1.15)),
+              2.33),
     "uspstb": (1.196, 1.4727, (0.300, 0.281, 0.324),
                ((58.58, 1.74), (55.42, 1.68), (63.33, 1.70)), 4.17),
-    "coil20": (6.321, 7.26, (3.297, 1.769, 3.487),
-               ((65.47, 2.53), (34.07, 3.37), (69.53, 2.48)), 2.67),
-    "uspst": (12.25, 17.74, (1.953, 2.032, 2.158),
-              ((41.17, 3.11), (42.91, 3.13), (45.60, 3.12)), 4.26),
+    "coil20": (6.321, 7.26, (3.297, 1.769, 3.487), ((65.47, 2.53), (34.07, 3.37), (69.53, 2.48)),
+               2.67),
+    "uspst": (12.25, 17.74, (1.953, 2.032, 2.158), ((41.17, 3.11), (42.91, 3.13), (45.60, 3.12)),
+              4.26),
     "mnist3vs8": (2064.18, 2824.174, (114.441, 124.69, 124.974), ((110, 5.58),) * 3, 5),
     "facemit": (None, None, (35.728,) * 3, ((3, 1),) * 3, None),
-}
-#: The paper's Tables 4 / 7: error (%) on U, V and T, each (mean, std) over the splits.
-PAPER_ERRORS = {
-    "g50c": {"SVM": ((9.33, 2), (9.83, 3.46), (10.06, 2.8)),
-             "RLSC": ((10.43, 5.26), (10.17, 4.86), (11.21, 4.98)),
-             "LapRLSC": ((6.03, 1.32), (6.17, 3.66), (6.54, 2.11)),
-             "LapSVM dual": ((5.52, 1.15), (5.67, 2.67), (5.51, 1.65)),
-             "LapSVM Newton": ((6.16, 1.48), (6.17, 3.46), (7.27, 2.87)),
-             "PCG stability": ((6.13, 1.46), (6.17, 3.46), (7.27, 2.87)),
-             "PCG validation": ((6.16, 1.48), (6.17, 3.46), (7.27, 2.87)),
-             "PCG mixed": ((6.16, 1.48), (6.17, 3.46), (7.27, 2.87))},
-    "coil20b": {"SVM": ((16.23, 2.63), (18.54, 6.2), (15.93, 3)),
-                "RLSC": ((16.22, 2.64), (18.54, 6.17), (15.97, 3.02)),
-                "LapRLSC": ((8.067, 2.05), (7.92, 3.96), (8.59, 1.9)),
-                "LapSVM dual": ((8.31, 2.19), (8.13, 4.01), (8.68, 2.04)),
-                "LapSVM Newton": ((8.16, 2.04), (7.92, 3.96), (8.56, 1.9)),
-                "PCG stability": ((8.81, 2.23), (8.13, 3.71), (8.84, 1.93)),
-                "PCG validation": ((8.32, 2.28), (8.96, 4.05), (8.45, 1.58)),
-                "PCG mixed": ((8.84, 2.28), (8.13, 3.71), (8.84, 1.96))},
-    "pcmac": {"SVM": ((19.65, 6.91), (20.83, 6.85), (20.09, 6.91)),
-              "RLSC": ((19.63, 6.91), (20.67, 6.95), (20.04, 6.93)),
-              "LapRLSC": ((9.67, 0.74), (7.67, 4.08), (9.34, 1.5)),
-              "LapSVM dual": ((10.78, 1.83), (9.17, 4.55), (11.05, 2.94)),
-              "LapSVM Newton": ((9.68, 0.77), (7.83, 4.04), (9.37, 1.51)),
-              "PCG stability": ((9.65, 0.78), (7.83, 4.04), (9.42, 1.50)),
-              "PCG validation": ((9.67, 0.76), (7.83, 4.04), (9.40, 1.50)),
-              "PCG mixed": ((9.67, 0.76), (7.83, 4.04), (9.40, 1.50))},
-    "uspstb": {"SVM": ((17, 2.74), (18.17, 5.94), (17.1, 3.21)),
-               "RLSC": ((17.21, 3.02), (17.5, 5.13), (17.27, 2.72)),
-               "LapRLSC": ((8.87, 1.88), (10.17, 4.55), (9.42, 2.51)),
-               "LapSVM dual": ((8.84, 2.2), (8.67, 4.38), (9.68, 2.48)),
-               "LapSVM Newton": ((8.72, 2.15), (9.33, 3.85), (9.42, 2.34)),
-               "PCG stability": ((9.11, 2.14), (10.50, 4.36), (9.70, 2.55)),
-               "PCG validation": ((9.10, 2.17), (10.50, 4.36), (9.75, 2.59)),
-               "PCG mixed": ((9.09, 2.17), (10.50, 4.36), (9.70, 2.55))},
-    "coil20": {"SVM": ((29.49, 2.24), (31.46, 7.79), (28.98, 2.74)),
-               "RLSC": ((29.51, 2.23), (31.46, 7.79), (28.96, 2.72)),
-               "LapRLSC": ((10.35, 2.3), (9.79, 4.94), (11.3, 2.17)),
-               "LapSVM dual": ((10.51, 2.06), (9.79, 4.94), (11.44, 2.39)),
-               "LapSVM Newton": ((10.54, 2.03), (9.79, 4.94), (11.32, 2.19)),
-               "PCG stability": ((12.42, 2.68), (10.63, 4.66), (12.92, 2.14)),
-               "PCG validation": ((13.07, 2.73), (12.08, 4.75), (13.52, 2.12)),
-               "PCG mixed": ((12.43, 2.69), (10.42, 4.63), (12.87, 2.20))},
-    "uspst": {"SVM": ((23.84, 3.26), (24.67, 4.54), (23.6, 2.32)),
-              "RLSC": ((23.95, 3.53), (25.33, 4.03), (24.01, 3.43)),
-              "LapRLSC": ((15.12, 2.9), (14.67, 3.94), (16.44, 3.53)),
-              "LapSVM dual": ((14.36, 2.55), (15.17, 4.04), (14.91, 2.83)),
-              "LapSVM Newton": ((14.98, 2.88), (15, 3.57), (15.38, 3.55)),
-              "PCG stability": ((15.60, 3.45), (15.67, 3.60), (16.11, 3.95)),
-              "PCG validation": ((15.40, 3.38), (15.67, 3.98), (15.94, 4.04)),
-              "PCG mixed": ((15.45, 3.53), (15.50, 3.92), (15.94, 4.08))},
-    "mnist3vs8": {"SVM": ((8.82, 1.11), (7.92, 4.73), (8.22, 1.36)),
-                  "RLSC": ((8.82, 1.11), (7.92, 4.73), (8.22, 1.36)),
-                  "LapRLSC": ((1.95, 0.05), (1.67, 1.44), (1.8, 0.3)),
-                  "LapSVM dual": ((2.29, 0.17), (1.67, 1.44), (1.98, 0.15)),
-                  "LapSVM Newton": ((2.2, 0.14), (1.67, 1.44), (2.02, 0.22)),
-                  "PCG stability": ((2.11, 0.06), (1.67, 1.44), (1.93, 0.2)),
-                  "PCG validation": ((2.11, 0.06), (1.67, 1.44), (1.93, 0.2)),
-                  "PCG mixed": ((2.11, 0.06), (1.67, 1.44), (1.93, 0.2))},
-    "facemit": {"SVM": ((39.8, 2.34), (38, 1.15), (34.61, 3.96)),
-                "RLSC": ((39.8, 2.34), (38, 1.15), (34.61, 3.96)),
-                "PCG stability": ((29.97, 2.51), (36, 3.46), (27.97, 5.38)),
-                "PCG validation": ((29.97, 2.51), (36, 3.46), (27.97, 5.38)),
-                "PCG mixed": ((29.97, 2.51), (36, 3.46), (27.97, 5.38))},
 }
 #: libsvm's own iteration cap, max(10^7, 100 l) (l <= 80 here), as when the published
 #: tables were made (the estimator's default caps the dual at 100 000 iterations)
@@ -192,6 +120,40 @@ LAP_METHODS = {"LapRLSC": ("LapRLS", dict(solver="closed_form")),
                "LapSVM Newton": ("LapSVM", dict(solver="newton")),
                **{f"PCG {r}": ("LapSVM", dict(solver="pcg", early_stopping=r)) for r in RULES}}
 METHODS = ("SVM", "RLSC", *LAP_METHODS)
+#: The paper's Tables 4 / 7, transposed: error (%) on U, V and T as mean/std over the splits,
+#: one column per method of METHODS ("-": not run).
+PAPER_ERRORS = {}
+for _row in """
+g50c      U 9.33/2     10.43/5.26 6.03/1.32  5.52/1.15  6.16/1.48  6.13/1.46  6.16/1.48  6.16/1.48
+g50c      V 9.83/3.46  10.17/4.86 6.17/3.66  5.67/2.67  6.17/3.46  6.17/3.46  6.17/3.46  6.17/3.46
+g50c      T 10.06/2.8  11.21/4.98 6.54/2.11  5.51/1.65  7.27/2.87  7.27/2.87  7.27/2.87  7.27/2.87
+coil20b   U 16.23/2.63 16.22/2.64 8.067/2.05 8.31/2.19  8.16/2.04  8.81/2.23  8.32/2.28  8.84/2.28
+coil20b   V 18.54/6.2  18.54/6.17 7.92/3.96  8.13/4.01  7.92/3.96  8.13/3.71  8.96/4.05  8.13/3.71
+coil20b   T 15.93/3    15.97/3.02 8.59/1.9   8.68/2.04  8.56/1.9   8.84/1.93  8.45/1.58  8.84/1.96
+pcmac     U 19.65/6.91 19.63/6.91 9.67/0.74  10.78/1.83 9.68/0.77  9.65/0.78  9.67/0.76  9.67/0.76
+pcmac     V 20.83/6.85 20.67/6.95 7.67/4.08  9.17/4.55  7.83/4.04  7.83/4.04  7.83/4.04  7.83/4.04
+pcmac     T 20.09/6.91 20.04/6.93 9.34/1.5   11.05/2.94 9.37/1.51  9.42/1.5   9.4/1.5    9.4/1.5
+uspstb    U 17/2.74    17.21/3.02 8.87/1.88  8.84/2.2   8.72/2.15  9.11/2.14  9.1/2.17   9.09/2.17
+uspstb    V 18.17/5.94 17.5/5.13  10.17/4.55 8.67/4.38  9.33/3.85  10.5/4.36  10.5/4.36  10.5/4.36
+uspstb    T 17.1/3.21  17.27/2.72 9.42/2.51  9.68/2.48  9.42/2.34  9.7/2.55   9.75/2.59  9.7/2.55
+coil20    U 29.49/2.24 29.51/2.23 10.35/2.3  10.51/2.06 10.54/2.03 12.42/2.68 13.07/2.73 12.43/2.69
+coil20    V 31.46/7.79 31.46/7.79 9.79/4.94  9.79/4.94  9.79/4.94  10.63/4.66 12.08/4.75 10.42/4.63
+coil20    T 28.98/2.74 28.96/2.72 11.3/2.17  11.44/2.39 11.32/2.19 12.92/2.14 13.52/2.12 12.87/2.2
+uspst     U 23.84/3.26 23.95/3.53 15.12/2.9  14.36/2.55 14.98/2.88 15.6/3.45  15.4/3.38  15.45/3.53
+uspst     V 24.67/4.54 25.33/4.03 14.67/3.94 15.17/4.04 15/3.57    15.67/3.6  15.67/3.98 15.5/3.92
+uspst     T 23.6/2.32  24.01/3.43 16.44/3.53 14.91/2.83 15.38/3.55 16.11/3.95 15.94/4.04 15.94/4.08
+mnist3vs8 U 8.82/1.11  8.82/1.11  1.95/0.05  2.29/0.17  2.2/0.14   2.11/0.06  2.11/0.06  2.11/0.06
+mnist3vs8 V 7.92/4.73  7.92/4.73  1.67/1.44  1.67/1.44  1.67/1.44  1.67/1.44  1.67/1.44  1.67/1.44
+mnist3vs8 T 8.22/1.36  8.22/1.36  1.8/0.3    1.98/0.15  2.02/0.22  1.93/0.2   1.93/0.2   1.93/0.2
+facemit   U 39.8/2.34  39.8/2.34  -          -          -          29.97/2.51 29.97/2.51 29.97/2.51
+facemit   V 38/1.15    38/1.15    -          -          -          36/3.46    36/3.46    36/3.46
+facemit   T 34.61/3.96 34.61/3.96 -          -          -          27.97/5.38 27.97/5.38 27.97/5.38
+""".strip().splitlines():
+    _name, _block, *_cells = _row.split()
+    for _m, _c in zip(METHODS, _cells):
+        if _c != "-":
+            PAPER_ERRORS.setdefault(_name, {}).setdefault(_m, []).append(
+                tuple(float(v) for v in _c.split("/")))
 
 
 # -- data and problem set-up ----------------------------------------------------------------
@@ -222,9 +184,9 @@ def load(name: str, data_home=None, n_splits: int = 12, seed: int = 0,
         X = X / np.maximum(np.linalg.norm(X, axis=1, keepdims=True), 1e-12)
     n_lab, n_val = cfg["sizes"]
     if cfg.get("fixed"):
-        splits = fixed_train_test_splits(y, bunch.splits["train"], bunch.splits["test"],
-                                         n_lab, n_val, n_splits=n_splits, random_state=seed)
-    elif cfg.get("scaled"):
+        return X, y, fixed_train_test_splits(y, bunch.splits["train"], bunch.splits["test"],
+                                             n_lab, n_val, n_splits=n_splits, random_state=seed)
+    if cfg.get("scaled"):
         # FACEMIT: only the original training part (6 977 images) is available. Hold out
         # the paper's test fraction (6997 / 31022) once, at random and stratified, and draw
         # L (1 per class) and V (balanced) from the rest, as the paper did on its swap.
@@ -232,20 +194,10 @@ def load(name: str, data_home=None, n_splits: int = 12, seed: int = 0,
         test = np.sort(np.concatenate([
             rng.choice(np.flatnonzero(y == c), int(round((y == c).sum() * 6997 / 31022)),
                        replace=False) for c in np.unique(y)]))
-        train = np.setdiff1d(np.arange(len(y)), test)
-        splits = fixed_train_test_splits(y, train, test, n_lab, n_val, n_splits=n_splits,
-                                         random_state=seed + 1)
-    else:
-        splits = lapsvm_splits(y, n_lab, n_val, random_state=seed)[:n_splits]
-    return X, y, splits
-
-
-def kernel_of(cfg, A, B=None, dtype=np.float64):
-    """The data set's kernel (Gaussian width sigma, or homogeneous polynomial)."""
-    if cfg["kernel"] == "polynomial":
-        return kernel_matrix(A, B, "polynomial", degree=cfg["degree"], gamma=1.0, coef0=0.0,
-                             dtype=dtype)
-    return kernel_matrix(A, B, "rbf", sigma=cfg["sigma"], dtype=dtype)
+        return X, y, fixed_train_test_splits(y, np.setdiff1d(np.arange(len(y)), test), test,
+                                             n_lab, n_val, n_splits=n_splits,
+                                             random_state=seed + 1)
+    return X, y, lapsvm_splits(y, n_lab, n_val, random_state=seed)[:n_splits]
 
 
 def setup_split(cfg, X, y, split, dtype=np.float64):
@@ -255,7 +207,13 @@ def setup_split(cfg, X, y, split, dtype=np.float64):
     W = knn_graph(Xtr, cfg["nn"], weights="heat")
     L0 = laplacian(W, "normalized", check=False)
 
-    def targets(idx):
+    def kernel(A):
+        if cfg.get("degree"):      # homogeneous polynomial (x'z)^degree
+            return kernel_matrix(A, Xtr, "polynomial", degree=cfg["degree"], gamma=1.0,
+                                 coef0=0.0, dtype=dtype)
+        return kernel_matrix(A, Xtr, "rbf", sigma=cfg["sigma"], dtype=dtype)
+
+    def targets(idx):              # +-1, or one-vs-all columns
         if classes.size == 2:
             return np.where(y[idx] == classes[1], 1.0, -1.0)
         Y = -np.ones((len(idx), classes.size))
@@ -268,12 +226,10 @@ def setup_split(cfg, X, y, split, dtype=np.float64):
     # would otherwise read as "unlabelled")
     y_obs = np.full(len(train), -1)
     y_obs[:l] = np.searchsorted(classes, y[split["labeled"]])
-    return dict(K=kernel_of(cfg, Xtr, dtype=dtype), W=W, L=L0, Y=Ytr, l=l, y_obs=y_obs,
-                apply_L=laplacian_operator(L0, cfg["p"]), Xtr=Xtr, classes=classes,
+    return dict(K=kernel(Xtr), W=W, L=L0, Y=Ytr, l=l, y_obs=y_obs, Xtr=Xtr, classes=classes,
+                apply_L=laplacian_operator(L0, cfg["p"]), unlabeled=np.arange(len(train)) >= l,
                 yv_codes=np.searchsorted(classes, y[split["validation"]]),
-                unlabeled=np.arange(len(train)) >= l,
-                K_V=kernel_of(cfg, X[split["validation"]], Xtr, dtype=dtype),
-                K_T=kernel_of(cfg, X[split["test"]], Xtr, dtype=dtype),
+                K_V=kernel(X[split["validation"]]), K_T=kernel(X[split["test"]]),
                 y_U=y[split["unlabeled"]], y_V=y[split["validation"]], y_T=y[split["test"]],
                 Y_V=targets(split["validation"]))
 
@@ -286,37 +242,35 @@ def _label_error(pred, truth, classes, macro=False):
     return 100.0 * np.mean(pred != truth)
 
 
-def _blocks(S, which="UVT"):
-    """(kernel rows, true labels) of the split's blocks ``which`` (of L, U, V, T)."""
-    l = S["l"]
-    return [dict(L=(S["K"][:l], S["classes"][S["y_obs"][:l]]), U=(S["K"][l:], S["y_U"]),
-                 V=(S["K_V"], S["y_V"]), T=(S["K_T"], S["y_T"]))[c] for c in which]
-
-
-def estimator_errors(S, est, cfg):
-    """Errors (%) on U, V and T of a fitted estimator (its ``predict`` on each block)."""
-    classes, macro = S["classes"], cfg.get("macro")
-    return tuple(_label_error(classes[est.predict(Kx)], t, classes, macro)
-                 for Kx, t in _blocks(S))
-
-
-def errors(S, alpha, b, cfg):
-    """Errors (%) on U, V and T of ``f = K alpha + b`` (sign, or argmax over one-vs-all)."""
+def errors(S, cfg, est=None, alpha=None, b=0.0, blocks="UVT", staged=False):
+    """Errors (%) on the split's ``blocks`` (of L, U, V, T) of a fitted estimator's
+    ``predict`` (``staged``: of each iterate, a list per block), or of the scores
+    ``f = K alpha + b`` (sign, or argmax over one-vs-all)."""
+    l, classes = S["l"], S["classes"]
+    rows = dict(L=(S["K"][:l], classes[S["y_obs"][:l]]), U=(S["K"][l:], S["y_U"]),
+                V=(S["K_V"], S["y_V"]), T=(S["K_T"], S["y_T"]))
     out = []
-    for Kx, t in _blocks(S):
-        f = np.asarray(Kx @ alpha, dtype=np.float64) + b
-        pred = S["classes"][(f >= 0).astype(int) if f.ndim == 1 else np.argmax(f, axis=1)]
-        out.append(_label_error(pred, t, S["classes"], cfg.get("macro")))
+    for Kx, truth in (rows[c] for c in blocks):
+        if staged:
+            out.append([_label_error(classes[p], truth, classes, cfg.get("macro"))
+                        for p in est.staged_predict(Kx)])
+            continue
+        if est is not None:
+            codes = est.predict(Kx)
+        else:
+            f = np.asarray(Kx @ alpha, dtype=np.float64) + b
+            codes = (f >= 0).astype(int) if f.ndim == 1 else np.argmax(f, axis=1)
+        out.append(_label_error(classes[codes], truth, classes, cfg.get("macro")))
     return tuple(out)
 
 
 def estimator(cfg, kind="LapSVM", **params):
-    """The public estimator (:class:`semisup.LapSVM` or :class:`semisup.LapRLS`) with the
-    data set's protocol: kernel and graph precomputed per split (the paper's footnote 4:
-    ``fit_time_`` is the solver's time), normalised Laplacian to the power ``p``, no bias."""
-    cls = LapSVM if kind == "LapSVM" else LapRLS
-    return cls(kernel="precomputed", affinity="precomputed", laplacian="normalized",
-               laplacian_power=cfg["p"], use_bias=False, **params)
+    """The public :class:`semisup.LapSVM` (or ``LapRLS``) with the data set's protocol: kernel
+    and graph precomputed per split (footnote 4: ``fit_time_`` is the solver's time),
+    normalised Laplacian to the power ``p``, no bias."""
+    return (LapSVM if kind == "LapSVM" else LapRLS)(
+        kernel="precomputed", affinity="precomputed", laplacian="normalized",
+        laplacian_power=cfg["p"], use_bias=False, **params)
 
 
 def fit_estimator(S, est):
@@ -333,12 +287,12 @@ def run_pcg(S, gamma_A, gamma_I, rule, max_iter=1000):
 
 
 def run_split(cfg, S, methods, params, direct=True):
-    """Train every requested method on one split; returns {method: record}.
+    """Train the ``methods`` on one split; returns {method: record}.
 
-    The supervised SVM and RLSC baselines are functions on the labelled block; the graph
-    methods are the public estimators (:data:`LAP_METHODS`, :func:`estimator`), timed by
-    their ``fit_time_`` (solver only), with (gamma_A, gamma_I) from ``params`` (``newton``,
-    ``pcg`` by rule, ``dual``), LapRLSC's from the config. Without ``direct`` only PCG runs.
+    SVM and RLSC are supervised functions on the labelled block; the graph methods are
+    :data:`LAP_METHODS` (times: ``fit_time_``) with (gamma_A, gamma_I) from ``params``
+    (``newton``, ``pcg`` by rule, ``dual``), LapRLSC's from ``cfg``. Without ``direct`` only
+    PCG runs.
     """
     out, K, l = {}, S["K"], S["l"]
     gammas = {"LapRLSC": cfg["laprls"], "LapSVM dual": params.get("dual", cfg["dual"]),
@@ -350,14 +304,14 @@ def run_split(cfg, S, methods, params, direct=True):
                                                       gamma_A=cfg[m.lower()])
             alpha = np.zeros((K.shape[0],) + np.shape(r.alpha)[1:])
             alpha[:l] = r.alpha
-            out[m] = dict(err=errors(S, alpha, r.b, cfg))
+            out[m] = dict(err=errors(S, cfg, alpha=alpha, b=r.b))
             continue
         if not (direct or m.startswith("PCG")):     # the O(n^3) solvers
             continue
         kind, solver = LAP_METHODS[m]
-        ga, gi = gammas[m]
-        est = fit_estimator(S, estimator(cfg, kind, gamma_A=ga, gamma_I=gi, **solver))
-        out[m] = dict(err=estimator_errors(S, est, cfg), time=est.fit_time_)
+        est = fit_estimator(S, estimator(cfg, kind, gamma_A=gammas[m][0],
+                                         gamma_I=gammas[m][1], **solver))
+        out[m] = dict(err=errors(S, cfg, est), time=est.fit_time_)
         if m == "LapSVM Newton":
             # Table 5 records n_iter_, the largest count over the one-vs-all problems; the
             # paper's is their mean, n_iter_per_class_.mean() (the same for binary sets)
@@ -375,7 +329,7 @@ def tune(cfg, S, rule, verbose=False):
     illegible, and the L1-hinge problem's weights are not those of eq. 7 (no 1/2 on the
     loss), so its readings cannot be trusted (G50C's gamma_I = 10 gives a constant
     classifier). Else PCG with stopping rule ``rule`` (``--tune``), warm-started along each
-    gamma_I row from the previous solution.
+    gamma_I row.
     """
     best = (np.inf, None)
     for ga in (1e-6,) if rule == "dual" else GRID:
@@ -383,7 +337,7 @@ def tune(cfg, S, rule, verbose=False):
                if rule == "dual" else
                estimator(cfg, solver="pcg", early_stopping=rule, gamma_A=ga, warm_start=True))
         for gi in GRID:
-            err = estimator_errors(S, fit_estimator(S, est.set_params(gamma_I=gi)), cfg)[1]
+            err = errors(S, cfg, fit_estimator(S, est.set_params(gamma_I=gi)))[1]
             if err < best[0]:
                 best = (err, (ga, gi))
     log(f"[tune] {cfg['label']} {rule}: gamma_A, gamma_I = {best[1]} "
@@ -404,13 +358,11 @@ def _fmt(ms, digits=2):
 
 
 def unit_key(name, n_splits, cfg, args, k=None, direct=False, dual_selected=False):
-    """Cache key of split ``k`` (0-based) of data set ``name``, or (``k`` None) of the dual
-    LapSVM's (gamma_A, gamma_I) selected on split 0.
+    """Cache key of split ``k`` (0-based) of ``name``, or (``k`` None) of the dual's gamma_I.
 
-    It names everything that changes the record: the data set, the split and the number of
-    splits drawn, the COIL scaling (COIL sets only), the histogram equalisation (FACEMIT),
-    ``--tune``, whether the direct solvers (LapRLSC, dual, Newton) run on the split and, if
-    they do, whether the dual's gamma_I is selected on split 0 (``val``) or Table 9's.
+    It names all that changes the record: the data set, the split and the number drawn, the
+    COIL scaling, FACEMIT's equalisation, ``--tune``, whether the direct solvers (LapRLSC,
+    dual, Newton) run and, if so, whether the dual's gamma_I is selected (``val``) or Table 9's.
     """
     coil = f"-coil={args.coil_scaling}" if cfg.get("coil") else ""
     if k is None:
@@ -431,20 +383,16 @@ def _load_once(name, data_home, n_splits, coil_scaling):
     return load(name, data_home, n_splits=n_splits, coil_scaling=coil_scaling)
 
 
-def dual_record(name, n_splits, opts):
-    """One unit: the dual LapSVM's (gamma_A, gamma_I) chosen on split 0 (:func:`tune`)."""
+def split_record(name, k, n_splits, opts, direct=False, dual=None):
+    """One unit of work: split ``k`` of data set ``name`` (:func:`run_split`'s record under
+    ``"methods"``, with ``n`` and the parameters used) or, ``k`` None, the dual's (gamma_A,
+    gamma_I) selected on split 0. ``opts``: data_home, coil_scaling, tune, plot, out,
+    max_direct_n, verbose."""
     cfg = CONFIGS[name]
     X, y, splits = _load_once(name, opts["data_home"], n_splits, opts["coil_scaling"])
-    return tune(cfg, setup_split(cfg, X, y, splits[0]), "dual", opts["verbose"])
-
-
-def split_record(name, k, n_splits, opts, direct, dual):
-    """One unit: split ``k`` of data set ``name`` (:func:`run_split` under ``"methods"``,
-    with ``n``, ``direct`` and the parameters used). ``opts``: data_home, coil_scaling,
-    tune, plot, out, max_direct_n, verbose; ``dual``: the dual's (gamma_A, gamma_I)."""
-    cfg = CONFIGS[name]
-    X, y, splits = _load_once(name, opts["data_home"], n_splits, opts["coil_scaling"])
-    S = setup_split(cfg, X, y, splits[k])
+    S = setup_split(cfg, X, y, splits[k or 0])
+    if k is None:
+        return tune(cfg, S, "dual", opts["verbose"])
     params = dict(newton=cfg["newton"], pcg=dict(cfg["pcg"]),
                   dual=tuple(dual) if direct else cfg["dual"])
     if opts["tune"]:
@@ -454,20 +402,17 @@ def split_record(name, k, n_splits, opts, direct, dual):
         ", ".join(f"{m} T={v['err'][2]:.2f}%" + (f" {v['time']:.2f}s" if "time" in v else "")
                   for m, v in res.items()), opts["verbose"])
     if opts["plot"] and k == 0 and name in FIGURE_DATA:
-        figure_error_vs_iterations(name, cfg, S, opts["out"],
-                                   max_direct_n=opts["max_direct_n"])
+        figure_error_vs_iterations(name, cfg, S, opts["out"], max_direct_n=opts["max_direct_n"])
     return dict(n=int(S["K"].shape[0]), split=k, direct=bool(direct), params=params,
                 methods=res)
 
 
 def reproduce_dataset(name, args):
-    """``(summary, meta)`` of data set ``name`` over the protocol's splits, or None when
-    ``--assemble-only`` finds none of its splits cached.
+    """``(summary, meta)`` of data set ``name`` over the protocol's splits (units of the
+    runner, :func:`split_record`), or None when ``--assemble-only`` finds none cached.
 
-    Each split is a unit of the runner (:func:`split_record`, key :func:`unit_key`); the
-    dual's gamma_I selected on split 0 is a unit of its own (:func:`dual_record`), computed
-    only when a split that needs it is. ``meta``: ``n``, ``n_splits`` (records summarised)
-    and ``n_splits_protocol``.
+    The dual's gamma_I (a unit of its own) is selected only when a split that needs it is
+    computed. ``meta``: ``n``, ``n_splits`` (records summarised), ``n_splits_protocol``.
     """
     cfg, n_splits = CONFIGS[name], n_splits_of(args)
     cache = unit_cache(args, "splits")
@@ -480,42 +425,31 @@ def reproduce_dataset(name, args):
     dual_selected = sizes[0] <= args.max_direct_n and name != "facemit"
     direct = [(n <= args.max_direct_n or k == 0 and not args.quick) and name != "facemit"
               for k, n in enumerate(sizes)]
-    keys = [unit_key(name, n_splits, cfg, args, k, direct[k], dual_selected)
-            for k in range(len(splits))]
+    keys = [unit_key(name, n_splits, cfg, args, k, d, dual_selected)
+            for k, d in enumerate(direct)]
     opts = dict(data_home=args.data_home, coil_scaling=args.coil_scaling, tune=args.tune,
                 plot=args.plot, out=args.out, max_direct_n=args.max_direct_n,
                 verbose=args.verbose)
     dual = cfg["dual"]
     if dual_selected and not args.assemble_only and any(
             d and not (args.resume and key in cache) for d, key in zip(direct, keys)):
-        dual = tuple(run_units([Unit(unit_key(name, n_splits, cfg, args), dual_record,
-                                     (name, n_splits, opts))], args, cache,
+        dual = tuple(run_units([Unit(unit_key(name, n_splits, cfg, args), split_record,
+                                     (name, None, n_splits, opts))], args, cache,
                                desc=f"lapsvm {cfg['label']} dual")[0])
-    units = [Unit(keys[k], split_record, (name, k, n_splits, opts, direct[k], dual))
-             for k in range(len(splits))]
+    units = [Unit(key, split_record, (name, k, n_splits, opts, d, dual))
+             for k, (key, d) in enumerate(zip(keys, direct))]
     recs = [r for r in run_units(units, args, cache, desc=f"lapsvm {cfg['label']}") if r]
     if not recs:
         return None
-    return summarize([r["methods"] for r in recs]), dict(
-        n=int(recs[-1]["n"]), n_splits=len(recs), n_splits_protocol=len(splits))
-
-
-def summarize(rows):
-    """Mean (std) over the split records ``rows`` ({method: record}, fresh or from JSON)."""
     summary = {}
-    for m in METHODS:
-        recs = [r[m] for r in rows if m in r]
-        if recs:
-            summary[m] = dict(err=[_ms([float(r["err"][i]) for r in recs]) for i in range(3)],
-                              **{s: _ms([r[s] for r in recs]) if s in recs[0] else None
+    for m in METHODS:    # mean (std) over the records, fresh or from JSON
+        if ms := [r["methods"][m] for r in recs if m in r["methods"]]:
+            summary[m] = dict(err=[_ms([float(r["err"][i]) for r in ms]) for i in range(3)],
+                              **{s: _ms([r[s] for r in ms]) if s in ms[0] else None
                                  for s in ("time", "iters", "ls", "steps")},
-                              n_splits=len(recs))
-    return summary
-
-
-def _paper_err(name, m, i):
-    v = PAPER_ERRORS.get(name, {}).get(m)
-    return _fmt(v[i]) if v else "–"
+                              n_splits=len(ms))
+    return summary, dict(n=int(recs[-1]["n"]), n_splits=len(recs),
+                         n_splits_protocol=len(splits))
 
 
 PROTOCOL = (
@@ -561,6 +495,11 @@ KEPT = ("## Follow-up findings: COIL scaling, MNIST3VS8 gap, PCG timing",
         "## Figures 3-7: drawn through the public estimators")
 
 
+def _paper_err(name, m, i):
+    v = PAPER_ERRORS.get(name, {}).get(m)
+    return _fmt(v[i]) if v else "–"
+
+
 def write_results(all_res, args, path):
     """The report: Tables 3/6, 4/7 and 5, ours beside the paper's, and the notes."""
     L = ["# LapSVM in the primal (Melacci & Belkin 2011): reproduced tables", "",
@@ -571,13 +510,11 @@ def write_results(all_res, args, path):
     if args.quick:
         L += [f"`--quick`: {n_splits_of(args)} splits per data set only; std over so few "
               "splits is not meaningful.", ""]
-    if getattr(args, "assemble_only", False):
+    if args.assemble_only:
         L += [f"Assembled (`--assemble-only`) from the split records cached in "
               f"`{cache_dir(args, 'splits')}`, which may come from several runs.", ""]
-    few = [f"{CONFIGS[k]['label']} {meta['n_splits']} of "
-           f"{meta.get('n_splits_protocol', meta['n_splits'])}"
-           for k, (_, meta) in all_res.items() if meta["n_splits"] < 12]
-    if few:
+    if few := [f"{CONFIGS[k]['label']} {meta['n_splits']} of {meta['n_splits_protocol']}"
+               for k, (_, meta) in all_res.items() if meta["n_splits"] < 12]:
         L += ["**Fewer than the paper's 12 splits** (means and std over the splits present; "
               "methods skipped above `--max-direct-n` may have fewer): " + ", ".join(few)
               + ".", ""]
@@ -588,7 +525,7 @@ def write_results(all_res, args, path):
         for m, paper_t, (p_it, p_ls) in (
                 ("LapSVM dual", p_dual, ("–", "–")), ("LapSVM Newton", p_newton, ("–", "–")),
                 *[(f"PCG {r}", p_pcg[i], p_iters[i]) for i, r in enumerate(RULES)]):
-            if (s := summ.get(m)) is not None:
+            if s := summ.get(m):
                 t3.append([lab, meta["n"], m, _fmt(s["time"], 3),
                            "–" if paper_t is None else paper_t,
                            _fmt(s["iters"], 1) if s["iters"] else "–", p_it,
@@ -608,9 +545,8 @@ def write_results(all_res, args, path):
           "Ours: the estimator's `n_iter_`, the largest count over the one-vs-all problems "
           "(multi-class sets: the paper's is a mean over them).", "",
           *table(["data set", "ours", "paper"], t5)]
-    notes = [NOTES[k] for k in ("coil20", "mnist3vs8")
-             if k in all_res or (k == "coil20" and "coil20b" in all_res)]
-    if notes:
+    if notes := [NOTES[k] for k in ("coil20", "mnist3vs8")
+                 if k in all_res or (k == "coil20" and "coil20b" in all_res)]:
         L += ["", "## Notes", ""] + [f"* {n}" for n in notes]
     return write_report(path, "\n".join(L) + "\n", keep=KEPT)
 
@@ -708,31 +644,25 @@ def figure_two_moons(out):
     fig, ax = plt.subplots(1, 2, figsize=(12, 4))
     for key, lab in (("obj", "obj"), ("grad_norm", "||grad||"), ("pgrad_norm", "||ghat||"),
                      ("mixed_norm", "sqrt(ghat' grad)")):
-        v = np.asarray(h[key])
-        ax[0].semilogy(np.arange(v.size), v / v[0], label=lab)
+        ax[0].semilogy(np.asarray(h[key]) / h[key][0], label=lab)
     ax[0].set(xlabel="PCG iteration t", title="classical criteria (normalised at t = 0)")
     errs = [np.mean(np.where(F >= 0, 1, -1) != truth) for F in h["scores"]]
     ax[1].plot(np.arange(1, len(errs) + 1), errs, label="error on all points")
     for i, rule in enumerate(RULES, 1):
-        rr = LapSVM(solver="pcg", early_stopping=rule, max_iter=20000, **MOONS).fit(
-            X, y, X_val=X[val], y_val=(truth[val] > 0).astype(int))
-        ax[1].axvline(rr.n_iter_, ls="--", label=f"{rule} stops (t = {rr.n_iter_})",
-                      color=f"C{i}")
-    ax[1].set(xlabel="PCG iteration t",
-              title="Figure 4: error vs t and the paper's stopping points")
+        t = LapSVM(solver="pcg", early_stopping=rule, max_iter=20000, **MOONS).fit(
+            X, y, X_val=X[val], y_val=(truth[val] > 0).astype(int)).n_iter_
+        ax[1].axvline(t, ls="--", label=f"{rule} stops (t = {t})", color=f"C{i}")
+    ax[1].set(xlabel="PCG iteration t", title="Figure 4: error vs t and the paper's stopping "
+                                              "points")
     for a in ax:
         a.legend()
     save(fig, os.path.join(out, "figure4_stopping_criteria.png"))
 
 
 def figure_error_vs_iterations(name, cfg, S, out, max_iter=200, max_direct_n=5000):
-    """Figures 5–7: error on L, U, V, T vs PCG iteration, Newton's error as a line.
-
-    PCG without early stopping and Newton are :func:`estimator` with Newton's (gamma_A,
-    gamma_I); the PCG iterates come from ``keep_path=True`` (``staged_predict``). Above
-    ``max_direct_n`` training points the reference line is the last PCG iterate's error
-    instead of Newton's (whose O(n^3) cost the figure does not need).
-    """
+    """Figures 5–7: error on L, U, V, T vs PCG iteration (``keep_path=True``), Newton's as
+    a line (above ``max_direct_n`` training points: the last PCG iterate's), both
+    :func:`estimator` with Newton's (gamma_A, gamma_I)."""
     from ..plotting import pyplot, save  # matplotlib: optional
     plt = pyplot()
     ga, gi = cfg["newton"]
@@ -740,12 +670,10 @@ def figure_error_vs_iterations(name, cfg, S, out, max_iter=200, max_direct_n=500
         warnings.simplefilter("ignore")    # max_iter is the figure's horizon
         est = fit_estimator(S, estimator(cfg, solver="pcg", early_stopping=None, gamma_A=ga,
                                          gamma_I=gi, max_iter=max_iter, keep_path=True))
-    classes, macro = S["classes"], cfg.get("macro")
-    C = np.array(list(zip(*[[_label_error(classes[p], t, classes, macro)
-                             for p in est.staged_predict(Kx)] for Kx, t in _blocks(S, "LUVT")])))
+    C = np.array(errors(S, cfg, est, blocks="LUVT", staged=True)).T
     if S["K"].shape[0] <= max_direct_n:
         rn = fit_estimator(S, estimator(cfg, solver="newton", gamma_A=ga, gamma_I=gi))
-        ref, ref_name = estimator_errors(S, rn, cfg), "Newton"
+        ref, ref_name = errors(S, cfg, rn), "Newton"
     else:
         ref, ref_name = C[-1, 1:], f"PCG t={len(C)}"
     fig, ax = plt.subplots(figsize=(7, 4))
@@ -763,7 +691,7 @@ def figure_error_vs_iterations(name, cfg, S, out, max_iter=200, max_direct_n=500
 # -- benchmark -------------------------------------------------------------------------------
 #: the data sets of the bench's 'datasets' part (``--datasets``: others)
 BENCH_DATA = ("g50c", "coil20b", "pcmac", "uspstb", "coil20", "uspst")
-#: the benchmark's parts: heading, lines under it, the table's columns (rows: BENCH_ROWS)
+#: the benchmark's parts: heading, lines under it and the table's columns (rows: BENCH_ROWS)
 BENCH_PARTS = {
     "mnist": ("MNIST3VS8: PCG with the stability check (target ≤ 11 s; paper 114 s; Table 7 "
               "test error 1.93 ± 0.2 %)", (),
@@ -781,10 +709,6 @@ BENCH_PARTS = {
 }
 
 
-def _load_avg():
-    return f"{os.getloadavg()[0]:.2f}"
-
-
 def bench_mnist(args):
     """Rows: PCG + stability on MNIST3VS8 splits (float32 K, and float64 on the first)."""
     cfg = CONFIGS["mnist3vs8"]
@@ -795,7 +719,8 @@ def bench_mnist(args):
             r, t, cpu = timed(run_pcg, S, *cfg["pcg"]["stability"], "stability")
             yield [k + 1, np.dtype(dtype).name, S["K"].shape[0], r.n_iter,
                    f"{np.mean(r.history['ls_pieces'][1:]):.2f}", f"{t:.2f}", f"{cpu:.2f}",
-                   f"{setup:.1f}", f"{errors(S, r.alpha, r.b, cfg)[2]:.2f}", _load_avg()]
+                   f"{setup:.1f}", f"{errors(S, cfg, alpha=r.alpha, b=r.b)[2]:.2f}",
+                   f"{os.getloadavg()[0]:.2f}"]
             del S
 
 
@@ -810,36 +735,36 @@ def bench_datasets(args):
             S = setup_split(cfg, X, y, split)
             for rule in RULES:
                 r, t, cpu = timed(run_pcg, S, *cfg["pcg"][rule], rule)
-                recs[rule].append((t, cpu, r.n_iter, errors(S, r.alpha, r.b, cfg)[2]))
+                recs[rule].append((t, cpu, r.n_iter, errors(S, cfg, alpha=r.alpha, b=r.b)[2]))
         for i, rule in enumerate(RULES):
             a = np.array(recs[rule])
             yield [cfg["label"], S["K"].shape[0], rule, _fmt(_ms(a[:, 0]), 3),
                    _fmt(_ms(a[:, 1]), 3), PAPER_TABLE3[name][2][i], f"{a[:, 2].mean():.1f}",
-                   _fmt(_ms(a[:, 3])), _paper_err(name, "PCG " + rule, 2), _load_avg()]
+                   _fmt(_ms(a[:, 3])), _paper_err(name, "PCG " + rule, 2),
+                   f"{os.getloadavg()[0]:.2f}"]
 
 
 def bench_scaling(args):
-    """Rows: dual vs Newton vs PCG (stability) on MNIST3VS8 subsets of n training points;
-    peak memory by tracemalloc."""
+    """Rows: dual vs Newton vs PCG (stability) on MNIST3VS8 subsets of n training points,
+    with the solve's peak memory (tracemalloc)."""
     cfg = CONFIGS["mnist3vs8"]
     X, y, _ = load("mnist3vs8", args.data_home, n_splits=1)
     rng = np.random.default_rng(0)
-    ga, gi = cfg["newton"]
     for n in args.sizes:
         tr = rng.choice(11982, n + 500, replace=False)
         lab = draw_with_every_class(y, tr[:n], 80, rng, balanced=True)
         val = draw_with_every_class(y, tr[n:], 80, rng, balanced=True)
         S = setup_split(cfg, X, y, dict(labeled=lab, unlabeled=np.setdiff1d(tr[:n], lab),
                                         validation=val, test=np.arange(11982, 13966)))
-        runs = {"PCG stability": functools.partial(run_pcg, S, *cfg["pcg"]["stability"],
+        direct = dict(zip(("gamma_A", "gamma_I"), cfg["newton"]))
+        runs = {"dual": functools.partial(dual_lapsvm, S["K"], S["apply_L"], S["Y"],
+                                          max_iter=-1, **direct),
+                "Newton": functools.partial(newton, S["K"], S["apply_L"], S["Y"], **direct),
+                "PCG stability": functools.partial(run_pcg, S, *cfg["pcg"]["stability"],
                                                    "stability")}
-        if n <= args.max_direct_n:
-            solve = dict(gamma_A=ga, gamma_I=gi)
-            runs = {"dual": functools.partial(dual_lapsvm, S["K"], S["apply_L"], S["Y"],
-                                              max_iter=-1, **solve),
-                    "Newton": functools.partial(newton, S["K"], S["apply_L"], S["Y"], **solve),
-                    **runs}
         for m, fn in runs.items():
+            if n > args.max_direct_n and m != "PCG stability":
+                continue
             tracemalloc.start()
             try:
                 r, t, cpu = timed(fn)
@@ -847,7 +772,7 @@ def bench_scaling(args):
             finally:
                 tracemalloc.stop()
             yield [n, m, f"{t:.2f}", f"{cpu:.2f}", f"{peak / 2 ** 20:.2f}", r.n_iter,
-                   f"{errors(S, r.alpha, r.b, cfg)[2]:.2f}", _load_avg()]
+                   f"{errors(S, cfg, alpha=r.alpha, b=r.b)[2]:.2f}", f"{os.getloadavg()[0]:.2f}"]
         del S, runs          # free K before the next n
 
 
@@ -889,25 +814,6 @@ COIL_OPTION = {"--coil-scaling": dict(
     choices=COIL_SCALINGS, default="unit-norm",
     help="COIL20 / COIL20(B) input: unit-length images (default; the scale the paper's "
          "sigma = 0.6 fits) or the loader's [0, 1] pixels")}
-REPRODUCE_OPTIONS = {
-    "--tune": dict(action="store_true",
-                   help="re-run the (gamma_A, gamma_I) validation grid for each PCG rule"),
-    "--max-direct-n": dict(type=int, default=5000,
-                           help="above this n, dual/Newton/LapRLS run on the first split "
-                                "only (skipped with --quick)"),
-    "--figures-only": dict(action="store_true",
-                           help="draw Figures 3-4 (two moons) and 5-7 (USPST, MNIST3VS8, "
-                                "COIL20 among --only; first split) under --out, without the "
-                                "tables"),
-    **COIL_OPTION}
-BENCH_OPTIONS = {
-    "--datasets": dict(nargs="+", default=None,
-                       choices=[k for k in CONFIGS if k not in ("mnist3vs8", "facemit")],
-                       help="data sets of the 'datasets' part"),
-    "--sizes": dict(type=int, nargs="+", default=[1000, 2000, 4000, 8000]),
-    "--max-direct-n": dict(type=int, default=8000,
-                           help="largest n for the O(n^3) dual and Newton solvers"),
-    **COIL_OPTION}
 
 
 def add_reproduce_parser(subparsers) -> None:
@@ -917,14 +823,22 @@ def add_reproduce_parser(subparsers) -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_common_options(
         p, "lapsvm", only=list(CONFIGS), only_help="data sets (default all eight)",
-        needs={name: (name,) for name in CONFIGS},
+        needs={name: (name,) for name in CONFIGS}, cache_sub="splits",
         code=(("semisup.lapsvm", "semisup.kernels", "semisup.datasets"), "v1"),
-        cache_sub="splits", n_jobs_help="splits run in parallel processes, one BLAS thread "
-                                        "each",
+        n_jobs_help="splits run in parallel processes, one BLAS thread each",
         reps_help="splits per data set (default the paper's 12; --quick: 2)",
         quick_help="2 splits per data set, direct solvers on none above --max-direct-n "
                    "(written under --out)")
-    add_options(p, REPRODUCE_OPTIONS)
+    add_options(p, {
+        "--tune": dict(action="store_true",
+                       help="re-run the (gamma_A, gamma_I) validation grid for each PCG rule"),
+        "--max-direct-n": dict(type=int, default=5000,
+                               help="above this n, dual/Newton/LapRLS run on the first split "
+                                    "only (skipped with --quick)"),
+        "--figures-only": dict(action="store_true",
+                               help="draw Figures 3-4 (two moons) and 5-7 (USPST, MNIST3VS8, "
+                                    "COIL20 among --only; first split) under --out, without "
+                                    "the tables"), **COIL_OPTION})
     p.set_defaults(func=cmd_reproduce)
 
 
@@ -944,9 +858,14 @@ def add_bench_parser(subparsers) -> None:
                     "Newton vs PCG at n = 1k..8k.")
     add_common_options(p, "lapsvm", "bench", only=BENCH_PARTS, needs=_bench_needs,
                        reps_help="splits per data set (default 2)",
-                       unused=("--cache", "--n-jobs", "--plot", "--resume",
-                               "--assemble-only"))
-    add_options(p, BENCH_OPTIONS)
+                       unused=("--cache", "--n-jobs", "--plot", "--resume", "--assemble-only"))
+    add_options(p, {
+        "--datasets": dict(nargs="+", default=None, help="data sets of the 'datasets' part",
+                           choices=[k for k in CONFIGS if k not in ("mnist3vs8", "facemit")]),
+        "--sizes": dict(type=int, nargs="+", default=[1000, 2000, 4000, 8000]),
+        "--max-direct-n": dict(type=int, default=8000,
+                               help="largest n for the O(n^3) dual and Newton solvers"),
+        **COIL_OPTION})
     p.set_defaults(func=cmd_bench)
 
 
