@@ -157,14 +157,10 @@ facemit   T 34.61/3.96 34.61/3.96 -          -          -          27.97/5.38 27
 
 
 # -- data and problem set-up ----------------------------------------------------------------
-#: COIL20 / COIL20(B) input scaling. The shared file holds the common 32x32 COIL-20 with
-#: pixels in [0, 1] (median pairwise distance 11.7, mean 2nd-NN distance 2.8), on which the
-#: paper's sigma = 0.6 gives K ~ identity. The paper's sigma values are about 2x the mean
-#: 10th-NN distance on Sindhwani's own files (USPST 9.4 vs 4.99, G50C 17.5 vs 8.33); with
-#: unit-length rows COIL-20's mean 10th-NN distance is 0.38 (sigma / 0.38 = 1.6), on [0, 1]
-#: pixels 5.1 (ratio 0.12). So Sindhwani's coil20.mat most likely had unit-norm rows, the
-#: default here; with it the supervised SVM matches the paper's Table 4 (COIL20(B) T 16.1 vs
-#: 15.9 %) instead of degenerating (47 %). "pixels" keeps the loader's [0, 1] values.
+#: COIL20 / COIL20(B) input scaling: unit-length images (default) put the paper's sigma = 0.6
+#: at 1.6x the mean 10th-NN distance, the ratio its sigma has on Sindhwani's USPST and G50C
+#: files, and the supervised SVM at the paper's Table 4 error (16.1 vs 15.9 %; 47 % on the
+#: loader's [0, 1] pixels, "pixels"): NOTES["coil20"] and docs/results/lapsvm.md.
 COIL_SCALINGS = ("unit-norm", "pixels")
 
 
@@ -205,7 +201,6 @@ def setup_split(cfg, X, y, split, dtype=np.float64):
     train = np.concatenate([split["labeled"], split["unlabeled"]])
     Xtr, classes, l = X[train], np.unique(y), len(split["labeled"])
     W = knn_graph(Xtr, cfg["nn"], weights="heat")
-    L0 = laplacian(W, "normalized", check=False)
 
     def kernel(A):
         if cfg.get("degree"):      # homogeneous polynomial (x'z)^degree
@@ -226,20 +221,12 @@ def setup_split(cfg, X, y, split, dtype=np.float64):
     # would otherwise read as "unlabelled")
     y_obs = np.full(len(train), -1)
     y_obs[:l] = np.searchsorted(classes, y[split["labeled"]])
-    return dict(K=kernel(Xtr), W=W, L=L0, Y=Ytr, l=l, y_obs=y_obs, Xtr=Xtr, classes=classes,
-                apply_L=laplacian_operator(L0, cfg["p"]), unlabeled=np.arange(len(train)) >= l,
+    return dict(K=kernel(Xtr), W=W, Y=Ytr, l=l, y_obs=y_obs, classes=classes,
+                apply_L=laplacian_operator(laplacian(W, "normalized", check=False), cfg["p"]), unlabeled=np.arange(len(train)) >= l,
                 yv_codes=np.searchsorted(classes, y[split["validation"]]),
                 K_V=kernel(X[split["validation"]]), K_T=kernel(X[split["test"]]),
                 y_U=y[split["unlabeled"]], y_V=y[split["validation"]], y_T=y[split["test"]],
                 Y_V=targets(split["validation"]))
-
-
-def _label_error(pred, truth, classes, macro=False):
-    if macro:  # 1 - (TPR + TNR) / 2 (FACEMIT)
-        pos = truth == classes[-1]
-        return 100.0 * (1 - 0.5 * (np.mean(pred[pos] == truth[pos])
-                                   + np.mean(pred[~pos] == truth[~pos])))
-    return 100.0 * np.mean(pred != truth)
 
 
 def errors(S, cfg, est=None, alpha=None, b=0.0, blocks="UVT", staged=False):
@@ -249,19 +236,23 @@ def errors(S, cfg, est=None, alpha=None, b=0.0, blocks="UVT", staged=False):
     l, classes = S["l"], S["classes"]
     rows = dict(L=(S["K"][:l], classes[S["y_obs"][:l]]), U=(S["K"][l:], S["y_U"]),
                 V=(S["K_V"], S["y_V"]), T=(S["K_T"], S["y_T"]))
-    out = []
-    for Kx, truth in (rows[c] for c in blocks):
-        if staged:
-            out.append([_label_error(classes[p], truth, classes, cfg.get("macro"))
-                        for p in est.staged_predict(Kx)])
-            continue
+
+    def codes(Kx):
         if est is not None:
-            codes = est.predict(Kx)
-        else:
-            f = np.asarray(Kx @ alpha, dtype=np.float64) + b
-            codes = (f >= 0).astype(int) if f.ndim == 1 else np.argmax(f, axis=1)
-        out.append(_label_error(classes[codes], truth, classes, cfg.get("macro")))
-    return tuple(out)
+            return est.predict(Kx)
+        f = np.asarray(Kx @ alpha, dtype=np.float64) + b
+        return (f >= 0).astype(int) if f.ndim == 1 else np.argmax(f, axis=1)
+
+    def error(pred, truth):
+        pred = classes[pred]
+        if cfg.get("macro"):  # 1 - (TPR + TNR) / 2 (FACEMIT)
+            pos = truth == classes[-1]
+            return 100.0 * (1 - 0.5 * (np.mean(pred[pos] == truth[pos])
+                                       + np.mean(pred[~pos] == truth[~pos])))
+        return 100.0 * np.mean(pred != truth)
+
+    return tuple([error(p, t) for p in est.staged_predict(Kx)] if staged else error(codes(Kx), t)
+                 for Kx, t in (rows[c] for c in blocks))
 
 
 def estimator(cfg, kind="LapSVM", **params):
@@ -274,7 +265,7 @@ def estimator(cfg, kind="LapSVM", **params):
 
 
 def fit_estimator(S, est):
-    """``est`` fitted on a prepared split (K, W and the validation kernel of :func:`setup_split`)."""
+    """``est`` fitted on a split prepared by :func:`setup_split`."""
     return est.fit(S["K"], S["y_obs"], W=S["W"], X_val=S["K_V"], y_val=S["yv_codes"])
 
 
@@ -358,12 +349,9 @@ def _fmt(ms, digits=2):
 
 
 def unit_key(name, n_splits, cfg, args, k=None, direct=False, dual_selected=False):
-    """Cache key of split ``k`` (0-based) of ``name``, or (``k`` None) of the dual's gamma_I.
-
-    It names all that changes the record: the data set, the split and the number drawn, the
-    COIL scaling, FACEMIT's equalisation, ``--tune``, whether the direct solvers (LapRLSC,
-    dual, Newton) run and, if so, whether the dual's gamma_I is selected (``val``) or Table 9's.
-    """
+    """Cache key of split ``k`` (0-based) of ``name``, or (``k`` None) of the dual's gamma_I:
+    all that changes the record (split, splits drawn, COIL scaling, FACEMIT's equalisation,
+    ``--tune``, the direct solvers (LapRLSC, dual, Newton) run, with gamma_I ``val``/``table``)."""
     coil = f"-coil={args.coil_scaling}" if cfg.get("coil") else ""
     if k is None:
         return f"{name}-dual-of{n_splits}{coil}"
