@@ -222,7 +222,8 @@ def setup_split(cfg, X, y, split, dtype=np.float64):
     y_obs = np.full(len(train), -1)
     y_obs[:l] = np.searchsorted(classes, y[split["labeled"]])
     return dict(K=kernel(Xtr), W=W, Y=Ytr, l=l, y_obs=y_obs, classes=classes,
-                apply_L=laplacian_operator(laplacian(W, "normalized", check=False), cfg["p"]), unlabeled=np.arange(len(train)) >= l,
+                apply_L=laplacian_operator(laplacian(W, "normalized", check=False), cfg["p"]),
+                unlabeled=np.arange(len(train)) >= l,
                 yv_codes=np.searchsorted(classes, y[split["validation"]]),
                 K_V=kernel(X[split["validation"]]), K_T=kernel(X[split["test"]]),
                 y_U=y[split["unlabeled"]], y_V=y[split["validation"]], y_T=y[split["test"]],
@@ -510,9 +511,11 @@ def write_results(all_res, args, path):
     for name, (summ, meta) in all_res.items():
         lab = CONFIGS[name]["label"]
         p_dual, p_newton, p_pcg, p_iters, p_steps = PAPER_TABLE3[name]
-        for m, paper_t, (p_it, p_ls) in (
-                ("LapSVM dual", p_dual, ("–", "–")), ("LapSVM Newton", p_newton, ("–", "–")),
-                *[(f"PCG {r}", p_pcg[i], p_iters[i]) for i, r in enumerate(RULES)]):
+        none = ("–", "–")        # no PCG / line-search iterations
+        for m, paper_t, (p_it, p_ls) in (("LapSVM dual", p_dual, none),
+                                         ("LapSVM Newton", p_newton, none),
+                                         *[(f"PCG {r}", p_pcg[i], p_iters[i])
+                                           for i, r in enumerate(RULES)]):
             if s := summ.get(m):
                 t3.append([lab, meta["n"], m, _fmt(s["time"], 3),
                            "–" if paper_t is None else paper_t,
