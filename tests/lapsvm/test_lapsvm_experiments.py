@@ -104,7 +104,7 @@ def test_reproduce_resumes_from_cached_splits(tmp_path, monkeypatch):
     def fail(*a, **kw):
         raise AssertionError("recomputed a cached split")
 
-    orig = {f: getattr(exp, f) for f in ("run_split", "select_dual", "setup_split")}
+    orig = {f: getattr(exp, f) for f in ("run_split", "tune", "setup_split")}
     for f in orig:
         monkeypatch.setattr(exp, f, fail)
     assert exp.reproduce_dataset("g50c", args) == (summary, meta)
@@ -118,7 +118,7 @@ def test_reproduce_resumes_from_cached_splits(tmp_path, monkeypatch):
                             or _fn(*a, **kw))
     s2, m2 = exp.reproduce_dataset("g50c", _reproduce_args(tmp_path, resume=False))
     # split 0 is set up once for the dual's selection and once as its own unit of work
-    assert sorted(calls) == ["run_split"] * 2 + ["select_dual"] + ["setup_split"] * 3
+    assert sorted(calls) == ["run_split"] * 2 + ["setup_split"] * 3 + ["tune"]
     assert m2 == meta and s2["SVM"] == summary["SVM"]   # deterministic, untimed
 
     # assemble the report from the cache alone, with one split missing
