@@ -62,6 +62,15 @@ def timed(fn, *args, **kwargs):
     return out, time.perf_counter() - t0, time.process_time() - c0
 
 
+def best_of(fn, *args, repeat=5, warmup=False, **kwargs):
+    """``(fn(*args, **kwargs), the best wall seconds of repeat calls)``, after one untimed
+    call with ``warmup`` (numba compilation, caches): the timer of a benchmark row."""
+    if warmup:
+        fn(*args, **kwargs)
+    runs = [timed(fn, *args, **kwargs) for _ in range(repeat)]
+    return runs[-1][0], min(r[1] for r in runs)
+
+
 def mean_sd(values, digits=2, sep=" ± ", scale=1.0, alone=False, empty="—") -> str:
     """``"mean ± sd"`` of ``values`` (times ``scale``; population sd, ``ddof=0``), each to
     ``digits`` decimals; ``empty`` for no value; with ``alone``, one value without its sd.
@@ -80,12 +89,35 @@ def mean_sd(values, digits=2, sep=" ± ", scale=1.0, alone=False, empty="—") -
     return f"{v.mean():.{digits}f}{sep}{v.std():.{digits}f}"
 
 
-def markdown_table(rows: list[dict], cols) -> str:
-    """A Markdown table of ``rows`` (dicts) restricted to ``cols``."""
-    out = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
-    for r in rows:
-        out.append("| " + " | ".join(str(r.get(c, "")) for c in cols) + " |")
-    return "\n".join(out)
+def markdown_table(rows, cols) -> str:
+    """A Markdown table with the header ``cols``: each row a dict (its values under ``cols``,
+    ``""`` where absent) or a sequence of cells in ``cols`` order (so that two columns may
+    share a header, e.g. "paper").
+
+    Examples
+    --------
+    >>> print(markdown_table([{"a": 1}, [2, 3]], ["a", "b"]))
+    | a | b |
+    |---|---|
+    | 1 |  |
+    | 2 | 3 |
+    """
+    def line(cells):
+        return "| " + " | ".join(str(c) for c in cells) + " |"
+    return "\n".join([line(cols), "|" + "---|" * len(cols)] + [
+        line([r.get(c, "") for c in cols] if isinstance(r, dict) else r) for r in rows])
+
+
+def paper_rows(text: str) -> dict:
+    """A paper's table typed as printed, a row a line ``"method value value ..."``, as
+    ``{method: [value, ...]}`` (the cells as strings).
+
+    Examples
+    --------
+    >>> paper_rows("LS 1.0±0.1 2.0±0.2\\nPG 0.5±0.1 0.9±0.3")["PG"]
+    ['0.5±0.1', '0.9±0.3']
+    """
+    return {row.split()[0]: row.split()[1:] for row in text.strip().splitlines()}
 
 
 def write_text(path: str, text: str) -> str:

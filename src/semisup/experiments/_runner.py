@@ -36,7 +36,7 @@ from .._progress import log
 from ._checkpoint import TrialCache, code_version, run_jobs
 from ._report import kept_section, timed, write_text
 
-__all__ = ["Unit", "add_common_options", "out_dir", "cache_dir", "report_path",
+__all__ = ["Unit", "add_common_options", "add_options", "out_dir", "cache_dir", "report_path",
            "is_full_run", "blas_limit", "run_command", "run_units", "write_report",
            "repo_docs", "only_set", "refuse_empty_assembly", "timing_summary"]
 
@@ -164,6 +164,13 @@ def add_common_options(p, paper: str, kind: str = "reproduce", *, only=None,
     g.add_argument("-q", "--quiet", dest="verbose", action="store_false",
                    help="no progress lines")
     p.set_defaults(paper=paper, kind=kind, cache_sub=cache_sub, needs=needs, code=code)
+
+
+def add_options(p, options: dict) -> None:
+    """A command's own options declared as data: ``p.add_argument(flag, **keywords)`` for
+    each ``flag: keywords`` of ``options``."""
+    for flag, kw in options.items():
+        p.add_argument(flag, **kw)
 
 
 def only_set(args, default):

@@ -35,32 +35,10 @@ from ..datasets import load_dataset
 from ..datasets.clustering_synthetic import make_clustered_features, make_clustered_samples
 from ..linalg.kmeans1d import kmeans1d
 from ._checkpoint import TrialCache, code_version
-from ._report import command_line as _command, kept_section, machine_and_load, mean_sd
-from ._report import markdown_table as _table, timed, write_text as _write
+from ._report import best_of, command_line as _command, kept_section, machine_and_load
+from ._report import markdown_table as _table, mean_sd, paper_rows, timed, write_text as _write
 from ._runner import Unit, add_common_options, cache_dir as _cache_dir, only_set, out_dir
 from ._runner import refuse_empty_assembly, report_path, run_command, run_units, unit_cache
-
-# GENERIC: a paper's table typed as it is printed, one row a line
-def paper_rows(text):
-    """Lines ``"method value value ..."`` -> ``{method: [value, ...]}`` (the paper's cells).
-
-    >>> paper_rows("LS 1.0±0.1 2.0±0.2\\nPG 0.5±0.1 0.9±0.3")["PG"]
-    ['0.5±0.1', '0.9±0.3']
-    """
-    return {row.split()[0]: row.split()[1:] for row in text.strip().splitlines()}
-
-
-# GENERIC: the bench timer
-def best_of(fn, repeat=5):
-    """``(best wall seconds of repeat calls after one warm-up call (numba compilation,
-    caches), the last result)``."""
-    fn()
-    times, out = [], None
-    for _ in range(repeat):
-        out, wall, _ = timed(fn)
-        times.append(wall)
-    return min(times), out
-
 
 # hand-written over the full protocol's tables; kept when the report is rewritten
 STATUS = "## Status and what we find"
@@ -569,19 +547,19 @@ def _bench(args) -> int:
     x = np.random.default_rng(0).standard_normal(d)
     rows = []
     for backend in ["numba", "numpy"] if available("numba") else ["numpy"]:
-        t, r = best_of(lambda: kmeans1d(x, Q, backend=backend))
+        r, t = best_of(kmeans1d, x, Q, backend=backend, warmup=True)
         rows.append({"method": f"semisup kmeans1d ({backend})", "seconds": f"{t:.4f}",
                      "SSE": f"{r.cost:.6f}"})
     if available("ckmeans"):
         import ckmeans
-        t, groups = best_of(lambda: ckmeans.ckmeans(x, Q))
+        groups, t = best_of(ckmeans.ckmeans, x, Q, warmup=True)
         sse = sum(float(((g - g.mean()) ** 2).sum()) for g in groups)
         rows.append({"method": "PyPI ckmeans", "seconds": f"{t:.4f}", "SSE": f"{sse:.6f}"})
         ck_note = "PyPI `ckmeans` timed on the same input in the same run."
     else:
         ck_note = ("PyPI `ckmeans` is not importable in this environment (install it to compare: "
                    "`pip install ckmeans`); not compared.")
-    t, p = best_of(lambda: project_sparse_clustered(x, d // 2, Q))
+    p, t = best_of(project_sparse_clustered, x, d // 2, Q, warmup=True)
     rows.append({"method": f"sparse+clustered DP (k = {d // 2})", "seconds": f"{t:.4f}",
                  "SSE": f"{float(np.sum((x - p.point) ** 2)):.6f}"})
     fit_rows = []

@@ -39,24 +39,9 @@ from ..kernels import kernel_matrix
 from ..lapsvm import (LapRLS, LapSVM, dual_lapsvm, laplacian_operator, newton, pcg,
                       rlsc_fit, svm_fit)
 from ..lapsvm.stopping import make_rule
-from ._report import command_line, header, machine_and_load, timed
-from ._runner import (Unit, add_common_options, cache_dir, only_set, out_dir, report_path,
-                      run_command, run_units, unit_cache, write_report)
-
-
-# GENERIC: a command's own options declared as data, {flag: add_argument keywords}
-def add_options(p, options: dict) -> None:
-    """``p.add_argument(flag, **keywords)`` for each item of ``options``."""
-    for flag, kw in options.items():
-        p.add_argument(flag, **kw)
-
-
-# GENERIC: a Markdown table of row lists (markdown_table takes dicts: no repeated header)
-def table(cols, rows) -> list[str]:
-    """The lines of a Markdown table: header ``cols``, then each row's cells (``str``)."""
-    def line(cells):
-        return "| " + " | ".join(str(c) for c in cells) + " |"
-    return [line(cols), "|" + "---|" * len(cols), *map(line, rows)]
+from ._report import command_line, header, machine_and_load, markdown_table, timed
+from ._runner import (Unit, add_common_options, add_options, cache_dir, only_set, out_dir,
+                      report_path, run_command, run_units, unit_cache, write_report)
 
 
 # -- the paper's set-up and numbers ---------------------------------------------------------
@@ -527,15 +512,15 @@ def write_results(all_res, args, path):
         if s := summ.get("LapSVM Newton"):
             t5.append([lab, _fmt(s["steps"]), p_steps])
     L += ["## Table 3 / 6 — training time (s), PCG and line-search iterations", "",
-          *table(["data set", "n", "method", "time ours", "time paper", "PCG iters ours",
-                  "paper", "LS iters ours", "paper"], t3),
+          markdown_table(t3, ["data set", "n", "method", "time ours", "time paper",
+                              "PCG iters ours", "paper", "LS iters ours", "paper"]),
           "", "## Table 4 / 7 — error (%) on U, V, T: ours vs paper", "",
-          *table(["data set", "method", "U ours", "U paper", "V ours", "V paper", "T ours",
-                  "T paper"], t4),
+          markdown_table(t4, ["data set", "method", "U ours", "U paper", "V ours", "V paper",
+                              "T ours", "T paper"]),
           "", "## Table 5 — Newton steps", "",
           "Ours: the estimator's `n_iter_`, the largest count over the one-vs-all problems "
           "(multi-class sets: the paper's is a mean over them).", "",
-          *table(["data set", "ours", "paper"], t5)]
+          markdown_table(t5, ["data set", "ours", "paper"])]
     if notes := [NOTES[k] for k in ("coil20", "mnist3vs8")
                  if k in all_res or (k == "coil20" and "coil20b" in all_res)]:
         L += ["", "## Notes", ""] + [f"* {n}" for n in notes]
@@ -788,9 +773,9 @@ def _bench(args) -> int:
     parts = only_set(args, BENCH_PARTS)
     for part in (p for p in BENCH_PARTS if p in parts):
         title, notes, cols = BENCH_PARTS[part]
-        lines += [f"## {title}", "", *notes, *table(cols, [])]
+        lines += [f"## {title}", "", *notes, markdown_table([], cols)]
         for row in BENCH_ROWS[part](args):
-            lines += table(cols, [row])[2:]
+            lines.append(markdown_table([row], cols).splitlines()[-1])
             log(lines[-1], True)
         lines.append("")
     out_dir(args)

@@ -307,10 +307,6 @@ def run_dataset(load, cfg, table, name, seed, cache, compute=True, verbose=False
 _ms = partial(mean_sd, alone=True)
 
 
-def _md(cols, rows):
-    return markdown_table([dict(zip(cols, r)) for r in rows], cols)
-
-
 def _fewer(counts, full, what=""):
     few = [f"{name} ({k})" for name, k in counts.items() if k < full]
     return [f"Fewer draws than the full protocol's {full}{what}: " + ", ".join(few) + "."
@@ -335,9 +331,10 @@ def table_md(res, table, full, missing=()):
                      ", ".join(f"({a:g}, {b:g})" for a, b in params)])
     notes = _fewer({n: len(r) for n, r in res.items()}, full,
                    " (averaged over fewer labelled sets)") + list(missing)
-    return [_md(["data", "n", "edges", "draws", "Un-Lap ours (paper)", "N-Lap ours (paper)",
-                 "KS ours (paper)", "SPORE ours (paper)", "SPORE at t=0 (K0 only)",
-                 "SPORE (C, beta)"], rows)] + ([""] + notes if notes else [])
+    return [markdown_table(rows, ["data", "n", "edges", "draws", "Un-Lap ours (paper)",
+                                  "N-Lap ours (paper)", "KS ours (paper)", "SPORE ours (paper)",
+                                  "SPORE at t=0 (K0 only)", "SPORE (C, beta)"])] + (
+        [""] + notes if notes else [])
 
 
 def path_md(res, title):
@@ -351,8 +348,8 @@ def path_md(res, title):
         for K0, P in runs + ([("identity", np.asarray(ids))] if ids else []):
             rows.append(_curves(name, K0, P, ts, lambda v: f"{v[:, 0].mean():.1f}")
                         + [f"{100 * P[:, -1, 1].mean():.0f} %"])  # P: draws x (T+1) x 2
-    return f"### {title}\n\n" + _md(["data", "K0", *(f"t={t}" for t in ts), "ties at t=T"],
-                                     rows)
+    return f"### {title}\n\n" + markdown_table(
+        rows, ["data", "K0", *(f"t={t}" for t in ts), "ties at t=T"])
 
 
 def long_path_md(res, T, full):
@@ -365,7 +362,7 @@ def long_path_md(res, T, full):
         rows.append(_curves(name, "g(K_t), coupled", np.asarray([r["objective"] for r in recs]),
                             ts, lambda v: f"{v.mean():.4g}"))
     counts = {name: len(r) for name, r in res.items()}
-    return [_md(["data", "K0", *(f"t={t}" for t in ts)], rows), "",
+    return [markdown_table(rows, ["data", "K0", *(f"t={t}" for t in ts)]), "",
             "Draws per set: " + ", ".join(f"{k}: {v}" for k, v in counts.items()) + "."
             ] + _fewer(counts, full)
 
@@ -377,7 +374,7 @@ def table4_md(recs, full):
     rows = [[key, *(f"{_ms(P[s, key][:, -1])} ({P[s, key][:, 0].mean():.1f}) "
                     f"[{PAPER_T4[s][i]}]" for s in sets)] for i, key in enumerate(T4_ROWS)]
     eta = {s: np.round(np.mean([r[s]["eta"] for r in recs], axis=0), 2).tolist() for s in sets}
-    return [_md(["graph", *sets], rows), "",
+    return [markdown_table(rows, ["graph", *sets]), "",
             "Mean final MKL weights eta: " + "; ".join(f"{s}: {v}" for s, v in eta.items()),
             f"Draws: {len(recs)}" + (f" (fewer than the full protocol's {full})."
                                      if len(recs) < full else ".")]
@@ -582,8 +579,8 @@ def _bench(args) -> int:
         lines += [f"## Table 2 setting: {args.n} MNIST nodes, 10 % labels, T = 5 outer x 20 "
                   f"inner, {args.dtype} iterates, C = 1, beta = 0.01"
                   + (f" (target <= {target} s per pair)" if target else ""), "",
-                  _md(["pair", "n", "seconds", "eigh seconds (share)", "final objective",
-                       "accuracy %", "load avg"], rows), ""]
+                  markdown_table(rows, ["pair", "n", "seconds", "eigh seconds (share)",
+                                        "final objective", "accuracy %", "load avg"]), ""]
     if sizes:
         whole, block = bench_sdp(sizes, args)
         lines += ["## IIP vs cvxpy/SCS to the same objective", "",
@@ -596,17 +593,19 @@ def _bench(args) -> int:
                   "seconds.", "",
                   "**Whole graph** (the paper's algorithm on all n vertices; IIP up to "
                   f"T = {args.max_T_full}):", "",
-                  _md(["n", "SCS seconds", "SCS value", "IIP T x inner", "IIP seconds",
-                       "IIP best", "rel. gap", "infeasibility", "speed-up", "load avg"], whole),
+                  markdown_table(whole, ["n", "SCS seconds", "SCS value", "IIP T x inner",
+                                         "IIP seconds", "IIP best", "rel. gap",
+                                         "infeasibility", "speed-up", "load avg"]),
                   "", "**Labelled block** (spore.md §3.1: the optimum of SPORE on G equals "
                   "that on the subgraph induced by the l labelled vertices, and "
                   "blockdiag(K_SS*, I) is optimal for G; `semisup.spore.reduced."
                   "spore_optimum`). IIP on the labelled block against SCS on the whole "
                   "graph (the issue's comparison) and SCS on the same block:", "",
-                  _md(["n", "l", "SCS whole graph s", "SCS block s", "SCS block value",
-                       "IIP-on-block T x inner", "seconds", "best", "rel. gap to SCS whole",
-                       "infeasibility", "speed-up vs SCS whole", "speed-up vs SCS block"],
-                      block), ""]
+                  markdown_table(block, ["n", "l", "SCS whole graph s", "SCS block s",
+                                         "SCS block value", "IIP-on-block T x inner",
+                                         "seconds", "best", "rel. gap to SCS whole",
+                                         "infeasibility", "speed-up vs SCS whole",
+                                         "speed-up vs SCS block"]), ""]
     path, text = report_path(args), "\n".join(lines)
     if os.path.exists(path):
         # the record is a log of runs with hand-written context between them: a run appends

@@ -697,7 +697,8 @@ class LapSVM(_LaplacianKernelClassifier):
         and ``use_bias`` are ignored; full expansion only). ``"auto"``: Newton with a
         reduced expansion or up to 2000 points, PCG above: the minimiser where it is
         cheap, which (unlike an early-stopped PCG iterate, whose path amplifies rounding
-        at small ``gamma_A``) does not move with the BLAS threads or the engine.""") + _EXAMPLE % dict(name="LapSVM", extra=', solver="newton"')
+        at small ``gamma_A``) does not move with the BLAS threads or the engine.""") + \
+        _EXAMPLE % dict(name="LapSVM", extra=', solver="newton"')
 
     _parameter_constraints = {
         **_LaplacianKernelClassifier._parameter_constraints,

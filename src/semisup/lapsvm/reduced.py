@@ -51,8 +51,8 @@ from .pcg import _as_columns, _ColumnStops, _line_search_step
 from .result import SolverResult
 from .stopping import Iterate
 
-__all__ = ["BASES", "AUTO_N_BASIS", "AUTO_WORK", "auto_n_basis", "feature_budget", "select_basis", "basis_transform", "reduced_newton",
-           "reduced_pcg"]
+__all__ = ["BASES", "AUTO_N_BASIS", "AUTO_WORK", "auto_n_basis", "feature_budget",
+           "select_basis", "basis_transform", "reduced_newton", "reduced_pcg"]
 
 #: names accepted by :func:`select_basis` (and the estimators' ``basis``)
 BASES = ("uniform", "kmeans++", "leverage")
