@@ -50,6 +50,33 @@ def test_poisson_matches_dense_pseudo_inverse_solve():
     np.testing.assert_allclose(np.asarray(W.sum(1)).ravel() @ res.U, 0.0, atol=1e-10)
 
 
+@pytest.mark.parametrize("solve", ["host", "engine"])
+def test_a_labelled_node_of_tiny_degree_does_not_stop_cg_at_once(solve):
+    """A labelled outlier whose edges weigh 1e-10 (heat weights far from its neighbours)
+    once dominated the tolerance, measured in the Jacobi-scaled system (its source weighs
+    1/sqrt(d) there): CG stopped after one iteration and every point took one class
+    (standardised digits, 3 labels per class, draw 1: accuracy 0.10). The default tol
+    must give the dense solution's labels."""
+    from semisup.engines.arrays import poisson_solve as engine_solve
+    rng = np.random.default_rng(1)
+    W = _random_graph(rng, 80, 0.1).tolil()
+    W[79, :] = 0
+    W[:, 79] = 0
+    W[79, 5] = W[5, 79] = 1e-10          # node 79 hangs on by a thread
+    W = W.tocsr()
+    labeled_idx = np.array([79, 3, 17, 25, 40, 41, 60])
+    y_idx = np.array([0, 0, 1, 2, 0, 1, 2])
+    ref = _dense_poisson(W, labeled_idx, y_idx, 3)
+    if solve == "host":
+        res = poisson_solve(W, labeled_idx, y_idx, 3)
+        U, n_iter = res.U, res.n_iter
+    else:
+        U, n_iter, _, _ = engine_solve(W, labeled_idx, y_idx, 3)
+    assert n_iter > 1
+    unl = np.setdiff1d(np.arange(80), labeled_idx)
+    np.testing.assert_array_equal(U[unl].argmax(1), ref[unl].argmax(1))
+
+
 def test_poisson_scales_inversely_with_the_weights():
     rng = np.random.default_rng(1)
     W = _random_graph(rng, 40)

@@ -327,6 +327,19 @@ class _ScaledOperator:
         return (V - self.s * (self.W @ (self.s * V))) * self.mask
 
 
+class _MaskedLaplacian:
+    """``V -> (D - W) V`` on the rows of ``mask`` (zero elsewhere) on full-length blocks:
+    ``L_uu`` of the unknowns ``u`` without extracting a submatrix of ``W`` (the unknowns are
+    whole components, so no edge leaves them)."""
+
+    def __init__(self, W, d, mask):
+        self.W, self.d, self.mask = W, d[:, None], mask[:, None]
+        self.shape = W.shape
+
+    def __matmul__(self, V):
+        return (self.d * V - self.W @ V) * self.mask
+
+
 def _components(W):
     """Host component labels of ``W`` (scipy's O(nnz) pass on a host copy of the pattern)."""
     W = to_host(W)
@@ -398,13 +411,13 @@ def poisson_solve(W, labeled_idx, y_idx, n_classes, *, tol=1e-3, max_iter=None):
     per connected component: ``ybar`` the mean label of the component's labelled nodes, the
     solution fixed by ``sum_i d_i U_ik = 0`` on the component. Components whose labels are
     all of one class take the constant row ``e_y - ybar`` (``ybar`` the global mean label);
-    components without labels get zero rows. Solved as the scaled singular system
-    ``(I - D^{-1/2} W D^{-1/2}) Z = D^{-1/2} B``, ``U = D^{-1/2} Z``, by block CG from zero
-    (which stays in the range), on ``K - 1`` columns; the last is minus their sum.
+    components without labels get zero rows. Solved as the singular system ``L U = B`` by
+    Jacobi-preconditioned block CG from zero (which stays in the range), on ``K - 1``
+    columns; the last is minus their sum.
 
     Returns ``(U, n_iter, converged, unreached)``: ``U`` of ``W``'s module (n, K),
     ``unreached`` a host index array. ``tol`` is the relative residual of all columns
-    together (``||R||_F <= tol ||D^{-1/2} B||_F``).
+    together (``||R||_F <= tol ||B||_F``).
 
     Examples
     --------
@@ -448,13 +461,14 @@ def poisson_solve(W, labeled_idx, y_idx, n_classes, *, tol=1e-3, max_iter=None):
     if not solve.any() or K == 1:
         return U, 0, True, unreached
     mask = xp.asarray(solve.astype(np.float64))
-    d = xp.asarray(degrees(W))
-    s = mask / xp.sqrt(xp.where(mask > 0, d, 1.0))   # every node of a solved component has
-    Bs = xp.asarray(B[:, :-1]) * s[:, None]         # an edge (two labels of two classes)
-    atol = tol * float(xp.linalg.norm(Bs))
-    Z, info = block_pcg(_ScaledOperator(W, s, mask), Bs, rtol=0.0,
-                        atol=atol / np.sqrt(Bs.shape[1]), maxiter=max_iter)
-    Uu = Z * s[:, None]
+    d = xp.asarray(degrees(W))   # > 0 on a solved component (two labels of two classes)
+    Bu = xp.asarray(B[:, :-1]) * mask[:, None]
+    # the residual of L U = B itself (not of the Jacobi-scaled system, where a labelled
+    # node of tiny degree dominates ||D^{-1/2} B|| and stops CG at once)
+    atol = tol * float(xp.linalg.norm(Bu))
+    Uu, info = block_pcg(_MaskedLaplacian(W, d, mask), Bu,
+                         M_diag=xp.where(mask > 0, d, 1.0), rtol=0.0,
+                         atol=atol / np.sqrt(Bu.shape[1]), maxiter=max_iter)
     # degree-weighted mean zero per component and column (also drops the null-space drift)
     cx = xp.asarray(np.where(solve, comp, n_comp))   # unsolved rows: a dummy component
     vol = xp.bincount(cx, weights=d * mask, minlength=n_comp + 1)

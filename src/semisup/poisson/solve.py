@@ -91,10 +91,10 @@ def poisson_solve(W, labeled_idx, y_idx, n_classes, *, tol: float = 1e-4,
         Their classes, in ``0 .. n_classes - 1``.
     n_classes : int
     tol : float
-        Relative residual tolerance of CG on the Jacobi-scaled system
-        ``D^{-1/2} L D^{-1/2} Z = D^{-1/2} B`` (the system GraphLearning solves), measured
-        on all class columns together: each column's residual is at most
-        ``tol ||D^{-1/2} B||_F / sqrt(K - 1)``, so ``||R||_F <= tol ||D^{-1/2} B||_F``.
+        Relative residual tolerance of CG on ``L U = B``, measured on all class columns
+        together: each column's residual is at most ``tol ||B||_F / sqrt(K - 1)``, so
+        ``||R||_F <= tol ||B||_F``. (In the Jacobi-scaled system a labelled node of tiny
+        degree would dominate ``||D^{-1/2} B||`` and stop CG before it started.)
     max_iter : int, optional
         CG iteration cap (default ``10 n``).
 
@@ -111,12 +111,12 @@ def poisson_solve(W, labeled_idx, y_idx, n_classes, *, tol: float = 1e-4,
     set to the constant ``e_y - ybar`` (``ybar`` the global mean label), so that it takes
     that class. Components without labels get zero rows and are listed in ``unreached``.
 
-    Every component is solved at once by Jacobi-preconditioned block CG in the symmetric
-    scaling ``A = I - D^{-1/2} W D^{-1/2}`` (unit diagonal: the preconditioner costs
-    nothing). ``A`` is singular with null vectors ``D^{1/2} 1_C``, to which the right-hand
-    side is orthogonal, so CG started at zero stays in ``A``'s range. Rows of the solution
-    sum to zero, so ``K - 1`` columns are solved and the last is minus their sum. Cost per
-    iteration O(nnz(W) (K - 1)); memory O(nnz(W) + n K).
+    Every component is solved at once by Jacobi-preconditioned block CG on ``L = D - W``
+    (the iterates of plain CG on the symmetric scaling ``I - D^{-1/2} W D^{-1/2}``, the
+    system GraphLearning solves). ``L`` is singular with null vectors ``1_C``, to which
+    the right-hand side is orthogonal, so CG started at zero stays in ``L``'s range. Rows
+    of the solution sum to zero, so ``K - 1`` columns are solved and the last is minus
+    their sum. Cost per iteration O(nnz(W) (K - 1)); memory O(nnz(W) + n K).
     """
     n = W.shape[0]
     K = int(n_classes)
@@ -149,15 +149,15 @@ def poisson_solve(W, labeled_idx, y_idx, n_classes, *, tol: float = 1e-4,
     order = reverse_cuthill_mckee(W_u, symmetric_mode=True)
     u = u[order]
     W_u = W_u[order][:, order].tocsr()
-    deg = np.asarray(W_u.sum(axis=1)).ravel()
-    scale = 1.0 / np.sqrt(deg)   # every node of a component with two labels has an edge
-    S = sp.diags(scale)
-    A = (sp.identity(u.size, format="csr") - S @ W_u @ S).tocsr()
-    Bs = B[u, :-1] * scale[:, None]
-    # one tolerance for all columns together, as GraphLearning's ||R||_F test
-    atol = tol * float(np.linalg.norm(Bs))
-    Z, info = block_pcg(A, Bs, rtol=0.0, atol=atol / np.sqrt(Bs.shape[1]), maxiter=max_iter)
-    Uu = Z * scale[:, None]
+    deg = np.asarray(W_u.sum(axis=1)).ravel()   # > 0: a component with two labels has edges
+    Bu = B[u, :-1]
+    # one tolerance for all columns together (||R||_F), on the residual of L U = B itself:
+    # measured in the Jacobi-scaled system, a labelled node of tiny degree (far from its
+    # neighbours) weighs 1/sqrt(d) in ||D^{-1/2} B|| and CG stopped at once (standardised
+    # digits, 3 labels per class: one iteration, every point one class)
+    atol = tol * float(np.linalg.norm(Bu))
+    Uu, info = block_pcg((sp.diags(deg) - W_u).tocsr(), Bu, M_diag=deg, rtol=0.0,
+                         atol=atol / np.sqrt(Bu.shape[1]), maxiter=max_iter)
     # fix each component's constant: degree-weighted mean zero per column (also removes the
     # null-space drift that rounding lets into CG)
     cu = comp[u]
