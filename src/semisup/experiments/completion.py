@@ -53,6 +53,25 @@ FACTORS = (("sigma2", 0.1, 0.01, "lower noise"), ("r", 4, 2, "lower rank"),
            ("n", 100, 400, "more items"), ("omega", 0.1, 0.4, "more observed entries"))
 
 
+# ------------------------------------------------------------------------------ generic
+# GENERIC: a protocol's trials as units of the runner, grouped as the tables need them
+def _trials(args, desc, fn, groups):
+    """``fn(*a)`` for each argument tuple ``a`` of each group, as units of the runner cached
+    as ``<desc>-<index>``; per group, its finished trials (``--assemble-only`` leaves out
+    those not cached)."""
+    flat = [a for g in groups for a in g]
+    res = iter(run_units([Unit(f"{desc}-{k}", fn, a) for k, a in enumerate(flat)], args,
+                         unit_cache(args), desc=f"{args.paper} {desc}"))
+    return [[r for r in [next(res) for _ in g] if r is not None] for g in groups]
+
+
+# GENERIC: the timing of a benchmark row
+def _best_of(n, fn, *args, **kwargs):
+    """``(fn(*args, **kwargs), the best wall seconds of n calls)``."""
+    runs = [timed(fn, *args, **kwargs) for _ in range(n)]
+    return runs[-1][0], min(r[1] for r in runs)
+
+
 # ------------------------------------------------------------------------------ trials
 def _standardizer(X, M):
     cnt = np.maximum(M.sum(axis=0), 1)
@@ -137,16 +156,6 @@ def _masks(X, Y, omega, seed):
     from ..datasets.completion_synthetic import _exact_mask
     rng = np.random.default_rng(seed)
     return [_exact_mask(rng, A.shape, omega) for A in (X, Y)]
-
-
-def _trials(args, desc, fn, groups):
-    """``fn(*a)`` for each argument tuple ``a`` of each group, as units of the runner cached
-    as ``<desc>-<index>``; per group, its finished trials (``--assemble-only`` leaves out
-    those not cached)."""
-    flat = [a for g in groups for a in g]
-    res = iter(run_units([Unit(f"{desc}-{k}", fn, a) for k, a in enumerate(flat)], args,
-                         unit_cache(args, "trials"), desc=f"completion {desc}"))
-    return [[r for r in [next(res) for _ in g] if r is not None] for g in groups]
 
 
 # ------------------------------------------------------------------------------ tables
@@ -398,12 +407,10 @@ def add_reproduce_parser(subparsers):
     add_common_options(
         p, "completion", only=PARTS, only_help="experiments to run (default all)",
         needs={"synthetic": (), "tasks": (), "emotions": ("emotions",), "yeast": ("yeast",)},
-        code=CODE,
-        cache_sub="trials", n_jobs_help="trials run in parallel processes, one BLAS thread each",
-        reps_help="trials per setting / per real-data omega (default 10; --quick: 1 per "
-                  "synthetic setting, 3 for the tasks experiment, 2 per omega)",
-        quick_help="1 trial per synthetic setting (3 for the tasks experiment, 2 per "
-                   "real-data omega), lam = 1 on the synthetic grid (written under --out)")
+        code=CODE, cache_sub="trials", n_jobs_help="trials run in parallel processes",
+        reps_help="trials per synthetic setting, number of tasks and real-data omega "
+                  "(default 10; --quick: 1, 3 and 2)",
+        quick_help="fewer trials (see --reps) and lam = 1 on the synthetic grid")
     p.set_defaults(func=lambda args: run_command(args, _reproduce))
 
 
@@ -447,12 +454,6 @@ for _ in range({IMPUTE_REPEAT}):
 np.save(sys.argv[2], Xh)
 print(json.dumps({{"seconds": min(times)}}))
 """
-
-
-def _best_of(n, fn, *args, **kwargs):
-    """``(fn(*args, **kwargs), the best wall seconds of n calls)``."""
-    runs = [timed(fn, *args, **kwargs) for _ in range(n)]
-    return runs[-1][0], min(r[1] for r in runs)
 
 
 def _bench_yeast(args):
@@ -609,11 +610,9 @@ def add_bench_parser(subparsers):
     add_common_options(p, "completion", "bench", only=tuple(BENCH),
                        n_jobs_help="parallel CV runs of the yeast part",
                        needs={"yeast": ("yeast",), "impute": (), "shrink": (), "path": ()},
-                       quick_help="the same runs, the record written under --out instead "
-                                  "of docs/benchmarks",
+                       quick_help="the same runs, the record written under --out",
                        unused=("--cache", "--reps", "--plot", "--resume", "--assemble-only"),
-                       only_help="parts to run (default all; the others are kept from the "
-                                 "previous record)")
+                       only_help="parts to run (default all; the others are kept)")
     p.add_argument("--variants", type=lambda s: s.split(","), default=["mc1", "mcb"])
     p.add_argument("--with-cv", action="store_true",
                    help="(b): also time FPC with 5-fold CV of mu")
