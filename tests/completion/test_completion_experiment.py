@@ -150,3 +150,26 @@ def test_tasks_trial_with_coarse_folds_keeps_the_full_path_choice(monkeypatch):
     full = trial()
     assert (early["lam"], early["mu"]) == (full["lam"], full["mu"])
     assert early["label"] == full["label"] < 0.2
+
+
+def test_trial_passes_the_papers_settings_rather_than_the_estimators_defaults(monkeypatch):
+    """The settings the paper's protocol fixes (spec §5-§7) reach the estimator explicitly,
+    so that a change of MatrixCompletionTransducer's defaults cannot move the tables."""
+    import semisup.completion
+    from semisup.datasets.completion_synthetic import make_completion_problem
+    seen = []
+
+    class Spy(semisup.completion.MatrixCompletionTransducer):
+        def __init__(self, **kwargs):
+            seen.append(kwargs)
+            raise StopIteration
+
+    monkeypatch.setattr(semisup.completion, "MatrixCompletionTransducer", Spy)
+    p = make_completion_problem(0, t=3, d=6, n=30, r=2, omega=0.5)
+    with pytest.raises(StopIteration):
+        exp.run_trial(p.X.T, p.Y.T, p.MX.T, p.MY.T, lam="cv", em_k=0, standardize=False,
+                      seed=0, methods=("MC-1",))
+    assert {k: v for k, v in seen[0].items() if k not in ("random_state", "svd")} == dict(
+        variant="mc1", lam="cv", mu="cv", lam_grid=(1e-3, 1e-2, 1e-1, 1.0), mu_final=1e-5,
+        eta=0.25, tol=1e-5, step_factor=3.8, max_inner=10_000, n_folds=5, solver="fpc",
+        standardize=False)
