@@ -37,8 +37,8 @@ from ._checkpoint import TrialCache, code_version, run_jobs
 from ._report import kept_section, timed, write_text
 
 __all__ = ["Unit", "add_common_options", "add_options", "out_dir", "cache_dir", "report_path",
-           "is_full_run", "blas_limit", "run_command", "run_units", "write_report",
-           "repo_docs", "only_set", "refuse_empty_assembly", "timing_summary"]
+           "is_full_run", "blas_limit", "run_command", "run_units", "run_unit_groups",
+           "write_report", "repo_docs", "only_set", "refuse_empty_assembly", "timing_summary"]
 
 
 # ----------------------------------------------------------------------------- options
@@ -389,6 +389,16 @@ def run_units(units, args=None, cache: TrialCache | None = None, desc: str = "un
     progress = opt(progress, "verbose", True)
     return run_jobs(jobs, keys, cache, n_jobs=n_jobs if parallel else None,
                     verbose=progress, desc=desc)
+
+
+def run_unit_groups(args, desc, fn, groups):
+    """``fn(*a)`` for each argument tuple ``a`` of each group (a table's cells, say), as
+    units of the command's cache keyed ``<desc>-<index>`` (:func:`run_units`); per group,
+    its finished results (``--assemble-only`` leaves out those not cached)."""
+    flat = [a for g in groups for a in g]
+    res = iter(run_units([Unit(f"{desc}-{k}", fn, a) for k, a in enumerate(flat)], args,
+                         unit_cache(args), desc=f"{args.paper} {desc}"))
+    return [[r for r in [next(res) for _ in g] if r is not None] for g in groups]
 
 
 def timing_summary(results) -> dict:

@@ -22,9 +22,9 @@ import warnings
 import numpy as np
 
 from .._progress import log
-from ._report import header, load_average as _load, markdown_table, timed
-from ._runner import Unit, add_common_options, blas_limit, cache_dir, only_set, out_dir
-from ._runner import report_path, run_command, run_units, unit_cache, write_report
+from ._report import best_of, header, load_average as _load, markdown_table, timed
+from ._runner import add_common_options, blas_limit, cache_dir, only_set, out_dir
+from ._runner import report_path, run_command, run_unit_groups, write_report
 
 PARTS = ("synthetic", "tasks", "emotions", "yeast")
 #: what the cached trials' code version hashes (:func:`._checkpoint.code_version`); bump the
@@ -51,25 +51,6 @@ MEASURES = {"label": ("Transductive label error (%)", 100, 1),
 #: synthetic findings "<what> lowers MC-1 label error": (setting, from, to, what)
 FACTORS = (("sigma2", 0.1, 0.01, "lower noise"), ("r", 4, 2, "lower rank"),
            ("n", 100, 400, "more items"), ("omega", 0.1, 0.4, "more observed entries"))
-
-
-# ------------------------------------------------------------------------------ generic
-# GENERIC: a protocol's trials as units of the runner, grouped as the tables need them
-def _trials(args, desc, fn, groups):
-    """``fn(*a)`` for each argument tuple ``a`` of each group, as units of the runner cached
-    as ``<desc>-<index>``; per group, its finished trials (``--assemble-only`` leaves out
-    those not cached)."""
-    flat = [a for g in groups for a in g]
-    res = iter(run_units([Unit(f"{desc}-{k}", fn, a) for k, a in enumerate(flat)], args,
-                         unit_cache(args), desc=f"{args.paper} {desc}"))
-    return [[r for r in [next(res) for _ in g] if r is not None] for g in groups]
-
-
-# GENERIC: the timing of a benchmark row
-def _best_of(n, fn, *args, **kwargs):
-    """``(fn(*args, **kwargs), the best wall seconds of n calls)``."""
-    runs = [timed(fn, *args, **kwargs) for _ in range(n)]
-    return runs[-1][0], min(r[1] for r in runs)
 
 
 # ------------------------------------------------------------------------------ trials
@@ -370,19 +351,20 @@ def _reproduce(args) -> int:
     if "synthetic" in only:
         from ..datasets.completion_synthetic import synthetic_grid
         grid, n = list(synthetic_grid()), args.trials_synthetic
-        got = _trials(args, f"synthetic-{n}x-lam{lam}", _synthetic_trial,
-                      [[(s, 1000 * i + k, lam) for k in range(n)] for i, s in enumerate(grid)])
+        got = run_unit_groups(args, f"synthetic-{n}x-lam{lam}", _synthetic_trial,
+                              [[(s, 1000 * i + k, lam) for k in range(n)]
+                               for i, s in enumerate(grid)])
         results["synthetic"] = [dict(setting=s, trials=t) for s, t in zip(grid, got) if t]
     if "tasks" in only:   # the same seeds for t = 2 and 10: X0 and W's first rows are shared
         n = args.trials_tasks
-        results["tasks"] = dict(zip((2, 10), _trials(
+        results["tasks"] = dict(zip((2, 10), run_unit_groups(
             args, f"tasks-{n}x-lam{lam}", _tasks_trial,
             [[(t, 50_000 + k, lam) for k in range(n)] for t in (2, 10)])))
     for name, (em_k, _) in REAL.items():
         if name in only:   # --assemble-only computes nothing: no data needed
             X, Y = (None, None) if args.assemble_only else _load_real(name, args.data_home)
             n = args.trials_real
-            results[name] = dict(zip(OMEGAS, _trials(
+            results[name] = dict(zip(OMEGAS, run_unit_groups(
                 args, f"{name}-{n}x", _real_trial,
                 [[(X, Y, om, 7000 + 100 * i + k, em_k) for k in range(n)]
                  for i, om in enumerate(OMEGAS)])))
@@ -513,8 +495,8 @@ def _bench_impute(args):
     M = rng.random(X.shape) >= 0.7
     rows = []
     for svd in ("auto", "gram"):   # ours: continuation down to the paper's final mu, no CV
-        path, t = _best_of(IMPUTE_REPEAT, fpc_path, X.T, M.T, mu_final=1e-5, svd=svd,
-                           random_state=0)
+        path, t = best_of(fpc_path, X.T, M.T, mu_final=1e-5, svd=svd, random_state=0,
+                          repeat=IMPUTE_REPEAT)
         rows.append([f"semisup FPC, continuation to μ = 1e-05, svd={svd} ({path.n_iter.sum()}"
                      f" iterations; {path.svd_methods})", f"{t:.2f}",
                      f"{imputation_error(X, path.Z.T, M):.2e}", _load()])
@@ -562,9 +544,9 @@ def _bench_path(args):
         for n in (100, 400):
             p = make_completion_problem(0, t=10, d=20, n=n, r=2, sigma2=0.01, omega=0.2)
             with blas_limit(1):
-                (res, t_np), (_, t_nb) = (_best_of(3, fpc_path, p.X, p.MX, p.Y, p.MY,
-                                                   variant=variant, lam=1.0, backend=be,
-                                                   warn=False) for be in ("numpy", "numba"))
+                (res, t_np), (_, t_nb) = (best_of(fpc_path, p.X, p.MX, p.Y, p.MY, variant=variant,
+                                                  lam=1.0, backend=be, warn=False, repeat=3)
+                                          for be in ("numpy", "numba"))
             rows.append([variant, f"{31 if variant == 'mc1' else 30} × {n}",
                          int(res.n_iter.sum()), f"{t_np:.3f}", f"{t_nb:.3f}",
                          f"{t_np / t_nb:.1f}x"])
