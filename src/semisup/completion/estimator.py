@@ -22,6 +22,7 @@ from .._base import TransductiveMixin, _fingerprint, _fit_context
 from .._progress import log
 from .._validation import check_memory, check_multilabel_target, check_semisup_labels
 from .fpc import continuation_grid, fpc_path
+from .graph_features import spectral_features
 from .model_selection import CV_PATIENCE, cv_label_errors, held_out_error, observed_sigma1
 
 __all__ = ["MatrixCompletionTransducer", "pm_to_indicator"]
@@ -402,6 +403,8 @@ class MatrixCompletionTransducer(TransductiveMixin, TransformerMixin, Classifier
         "n_folds": [Interval(Integral, 2, None, closed="left")],
         "standardize": ["boolean"],
         "sparse_absent": [StrOptions({"zero", "missing"})],
+        "graph_features": [Interval(Integral, 1, None, closed="left"), None],
+        "graph_weight": [Interval(Real, 0, None, closed="neither")],
         "svd": [StrOptions({"auto", "exact", "gram", "randomized"})],
         "solver": [StrOptions({"apg", "fpc"})],
         "n_jobs": [Integral, None],
@@ -411,8 +414,9 @@ class MatrixCompletionTransducer(TransductiveMixin, TransformerMixin, Classifier
 
     def __init__(self, variant="mc1", lam=1e-2, mu="cv", *, lam_grid=LAMBDA_GRID,
                  mu_final=1e-5, eta=0.25, tol=1e-5, step_factor=3.8, max_inner=10_000,
-                 n_folds=5, standardize=False, sparse_absent="zero", svd="auto",
-                 solver="apg", n_jobs=None, random_state=None, verbose=0):
+                 n_folds=5, standardize=False, sparse_absent="zero", graph_features=None,
+                 graph_weight=1.0, svd="auto", solver="apg", n_jobs=None,
+                 random_state=None, verbose=0):
         self.variant = variant
         self.lam = lam
         self.mu = mu
@@ -425,6 +429,8 @@ class MatrixCompletionTransducer(TransductiveMixin, TransformerMixin, Classifier
         self.n_folds = n_folds
         self.standardize = standardize
         self.sparse_absent = sparse_absent
+        self.graph_features = graph_features
+        self.graph_weight = graph_weight
         self.svd = svd
         self.solver = solver
         self.n_jobs = n_jobs
@@ -477,6 +483,9 @@ class MatrixCompletionTransducer(TransductiveMixin, TransformerMixin, Classifier
         else:
             mean, std = np.zeros(d), np.ones(d)
         Xs = np.where(MX, (Xd - mean) / std, 0.0)
+        self.graph_features_ = None
+        if self.graph_features is not None:
+            Xs, MX = self._append_graph_features(Xs, MX)
         # stacked (spec) orientation: items are columns
         Xt, MXt, Yt, MYt = Xs.T, MX.T, Yd.T, MY.T
         rng = np.random.default_rng(self.random_state)
@@ -566,6 +575,31 @@ class MatrixCompletionTransducer(TransductiveMixin, TransformerMixin, Classifier
         self.n_tasks_ = t
         self._fit_X_fingerprint = _fingerprint(X)
         return self
+
+    def _append_graph_features(self, Xs, MX):
+        """``[Xs, G]`` and its observed mask: ``G`` the spectral features of the rows (NaN
+        entries mean-imputed), scaled so that the block's total variance is
+        ``graph_weight`` times the features'."""
+        n, d = Xs.shape
+        k = int(self.graph_features)
+        if k > n - 2:
+            raise ValueError(f"graph_features={k} needs more than k + 1 = {k + 1} items; "
+                             f"X has {n}. Use at most {n - 2}, or None.")
+        cnt = MX.sum(axis=0)
+        col_mean = Xs.sum(axis=0) / cnt              # unobserved entries are stored as 0
+        Xg = np.where(MX, Xs, col_mean)
+        var = (np.where(MX, Xs - col_mean, 0.0) ** 2).sum(axis=0) / cnt
+        seed = self.random_state if isinstance(self.random_state, Integral) else 0
+        G = spectral_features(Xg, k, random_state=seed)
+        G_std = G.std(axis=0)
+        G_std[G_std == 0] = 1.0                       # a constant column (isolated points)
+        # every column the same spread; the block's total variance graph_weight * the
+        # features' (that of d standardised features, d, when standardize=True)
+        scale = np.sqrt(self.graph_weight * max(var.sum(), np.finfo(float).tiny) / k)
+        G = G / G_std * scale
+        self.graph_features_ = G
+        _check_features_memory((n, d + k))
+        return np.hstack([Xs, G]), np.hstack([MX, np.ones((n, k), dtype=bool)])
 
     def transform(self, X=None):
         """Completed (denoised and imputed) features of the fitted items, ``(n, d)``."""
