@@ -579,7 +579,7 @@ class MatrixCompletionTransducer(TransductiveMixin, TransformerMixin, Classifier
     def _append_graph_features(self, Xs, MX):
         """``[Xs, G]`` and its observed mask: ``G`` the spectral features of the rows (NaN
         entries mean-imputed), scaled so that the block's total variance is
-        ``graph_weight`` times the features'."""
+        ``graph_weight`` times that of ``d`` features of the median variance."""
         n, d = Xs.shape
         k = int(self.graph_features)
         if k > n - 2:
@@ -593,9 +593,11 @@ class MatrixCompletionTransducer(TransductiveMixin, TransformerMixin, Classifier
         G = spectral_features(Xg, k, random_state=seed)
         G_std = G.std(axis=0)
         G_std[G_std == 0] = 1.0                       # a constant column (isolated points)
-        # every column the same spread; the block's total variance graph_weight * the
-        # features' (that of d standardised features, d, when standardize=True)
-        scale = np.sqrt(self.graph_weight * max(var.sum(), np.finfo(float).tiny) / k)
+        # every column the same spread; the block's total variance graph_weight * that of
+        # d features of the median variance (d when standardize=True): a feature of a
+        # much larger scale than the others (raw wine's proline) keeps its weight
+        scale = np.sqrt(self.graph_weight * d * max(np.median(var), np.finfo(float).tiny)
+                        / k)
         G = G / G_std * scale
         self.graph_features_ = G
         _check_features_memory((n, d + k))
