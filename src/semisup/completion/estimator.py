@@ -414,7 +414,7 @@ class MatrixCompletionTransducer(TransductiveMixin, TransformerMixin, Classifier
 
     def __init__(self, variant="mc1", lam=1e-2, mu="cv", *, lam_grid=LAMBDA_GRID,
                  mu_final=1e-5, eta=0.25, tol=1e-5, step_factor=3.8, max_inner=10_000,
-                 n_folds=5, standardize=False, sparse_absent="zero", graph_features=None,
+                 n_folds=5, standardize=False, sparse_absent="zero", graph_features=10,
                  graph_weight=1.0, svd="auto", solver="apg", n_jobs=None,
                  random_state=None, verbose=0):
         self.variant = variant
