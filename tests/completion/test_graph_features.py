@@ -121,15 +121,34 @@ def test_graph_features_sparse_x_matches_dense():
     (dict(graph_features=0), "graph_features"),
     (dict(graph_features=2.5), "graph_features"),
     (dict(graph_features="many"), "graph_features"),
+    (dict(graph_features="Auto"), "graph_features"),
     (dict(graph_weight=0.0), "graph_weight"),
     (dict(graph_weight=-1.0), "graph_weight"),
-    (dict(graph_features=79), "graph_features=79"),
 ])
 def test_graph_features_parameter_validation(params, match):
     X, y = _blobs(20)
     ys = np.where(np.arange(len(y)) % 10 == 0, y, -1)
     with pytest.raises(ValueError, match=match):
         MatrixCompletionTransducer(mu=1e-2, **params).fit(X, ys)
+
+
+def test_graph_features_are_capped_at_n_minus_2():
+    X, y = _blobs(20)
+    ys = np.where(np.arange(len(y)) % 10 == 0, y, -1)
+    est = MatrixCompletionTransducer(graph_features=500, mu=1e-2).fit(X, ys)
+    assert est.graph_features_.shape == (80, 78)
+    tiny = MatrixCompletionTransducer(mu=1e-2).fit(X[:2], [0, 1])     # no nontrivial one
+    assert tiny.graph_features_ is None
+
+
+def test_graph_features_auto_is_at_most_the_number_of_features():
+    """At a fixed mu, 10 spectral columns beside 2 features diluted the feature loss to
+    rank 1 (scikit-learn's blobs check at mu=0.01: every item one class)."""
+    X, y = _blobs(20)
+    ys = np.where(np.arange(len(y)) % 10 == 0, y, -1)
+    assert MatrixCompletionTransducer(mu=1e-2).fit(X, ys).graph_features_.shape == (80, 3)
+    assert MatrixCompletionTransducer(mu=1e-2).fit(np.hstack([X] * 5), ys
+                                                   ).graph_features_.shape == (80, 10)
 
 
 def test_graph_features_off_leaves_the_completion_unchanged():

@@ -29,6 +29,9 @@ __all__ = ["MatrixCompletionTransducer", "pm_to_indicator"]
 
 LAMBDA_GRID = (1e-3, 1e-2, 1e-1, 1.0)
 
+#: spectral features appended by ``graph_features="auto"`` (at most the number of features)
+GRAPH_FEATURES_AUTO = 10
+
 
 #: largest |feature| accepted: squares and SVDs of larger values overflow float64
 MAX_ABS_FEATURE = 1e100
@@ -403,7 +406,8 @@ class MatrixCompletionTransducer(TransductiveMixin, TransformerMixin, Classifier
         "n_folds": [Interval(Integral, 2, None, closed="left")],
         "standardize": ["boolean"],
         "sparse_absent": [StrOptions({"zero", "missing"})],
-        "graph_features": [Interval(Integral, 1, None, closed="left"), None],
+        "graph_features": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"}),
+                           None],
         "graph_weight": [Interval(Real, 0, None, closed="neither")],
         "svd": [StrOptions({"auto", "exact", "gram", "randomized"})],
         "solver": [StrOptions({"apg", "fpc"})],
@@ -414,7 +418,7 @@ class MatrixCompletionTransducer(TransductiveMixin, TransformerMixin, Classifier
 
     def __init__(self, variant="mc1", lam=1e-2, mu="cv", *, lam_grid=LAMBDA_GRID,
                  mu_final=1e-5, eta=0.25, tol=1e-5, step_factor=3.8, max_inner=10_000,
-                 n_folds=5, standardize=False, sparse_absent="zero", graph_features=10,
+                 n_folds=5, standardize=False, sparse_absent="zero", graph_features="auto",
                  graph_weight=1.0, svd="auto", solver="apg", n_jobs=None,
                  random_state=None, verbose=0):
         self.variant = variant
@@ -578,13 +582,17 @@ class MatrixCompletionTransducer(TransductiveMixin, TransformerMixin, Classifier
 
     def _append_graph_features(self, Xs, MX):
         """``[Xs, G]`` and its observed mask: ``G`` the spectral features of the rows (NaN
-        entries mean-imputed), scaled so that the block's total variance is
+        entries mean-imputed; unobserved for a row with no observed entry), scaled so that the block's total variance is
         ``graph_weight`` times that of ``d`` features of the median variance."""
         n, d = Xs.shape
-        k = int(self.graph_features)
-        if k > n - 2:
-            raise ValueError(f"graph_features={k} needs more than k + 1 = {k + 1} items; "
-                             f"X has {n}. Use at most {n - 2}, or None.")
+        k = GRAPH_FEATURES_AUTO if self.graph_features == "auto" else self.graph_features
+        if self.graph_features == "auto":
+            # the feature loss is averaged over the d + k columns: at a fixed mu more
+            # spectral columns than features would more than halve its weight
+            k = min(k, d)
+        k = min(int(k), n - 2)                          # a graph of n items has n - 1
+        if k < 1:
+            return Xs, MX
         cnt = MX.sum(axis=0)
         col_mean = Xs.sum(axis=0) / cnt              # unobserved entries are stored as 0
         Xg = np.where(MX, Xs, col_mean)
@@ -601,7 +609,10 @@ class MatrixCompletionTransducer(TransductiveMixin, TransformerMixin, Classifier
         G = G / G_std * scale
         self.graph_features_ = G
         _check_features_memory((n, d + k))
-        return np.hstack([Xs, G]), np.hstack([MX, np.ones((n, k), dtype=bool)])
+        # an item with no observed feature sits at the mean in the graph: the graph says
+        # nothing about it, its spectral features are unobserved too
+        MG = np.repeat(MX.any(axis=1)[:, None], k, axis=1)
+        return np.hstack([Xs, np.where(MG, G, 0.0)]), np.hstack([MX, MG])
 
     def transform(self, X=None):
         """Completed (denoised and imputed) features of the fitted items, ``(n, d)``."""

@@ -89,7 +89,7 @@ def run_trial(X, Y, MX, MY, *, lam, em_k, standardize, seed, oracle=False,
             t0 = time.perf_counter()
             est = MatrixCompletionTransducer(variant=variant, lam=lam, mu="cv",
                                              standardize=standardize, solver="fpc",
-                                             random_state=seed).fit(Xin, Yin)
+                                             random_state=seed, graph_features=None).fit(Xin, Yin)
             # the estimator's own labels ({0, 1} indicator matrix) as +1/-1
             out[name] = dict(label=label_error(Y, 2.0 * est.transduction_ - 1.0, MY),
                              impute=imputation_error(X, est.features_, MX),
