@@ -39,7 +39,7 @@ KEPT = ("## What we find, plainly", "## How these tables were made",
 #: explicitly so that a change of the estimator's defaults cannot move the paper's tables
 MC_PROTOCOL = dict(mu="cv", lam_grid=(1e-3, 1e-2, 1e-1, 1.0), mu_final=1e-5, eta=0.25,
                    tol=1e-5, step_factor=3.8, max_inner=10_000, n_folds=5, svd="auto",
-                   solver="fpc")
+                   solver="fpc", graph_features=None)
 #: trials per synthetic setting, per number of tasks and per real-data omega; synthetic lam
 TRIALS = {"full": (10, 10, 10, "cv"), "quick": (1, 3, 2, "1")}
 #: real data sets: EM components (0: no EM+SVM), the report's section title
