@@ -172,4 +172,5 @@ def test_trial_passes_the_papers_settings_rather_than_the_estimators_defaults(mo
     assert {k: v for k, v in seen[0].items() if k not in ("random_state", "svd")} == dict(
         variant="mc1", lam="cv", mu="cv", lam_grid=(1e-3, 1e-2, 1e-1, 1.0), mu_final=1e-5,
         eta=0.25, tol=1e-5, step_factor=3.8, max_inner=10_000, n_folds=5, solver="fpc",
+        graph_features=None,
         standardize=False)
