@@ -405,9 +405,8 @@ PARTS = {"knn_mnist": run_knn_mnist, "growth": run_growth, "cluster": run_cluste
 QUICK = dict(n_samples=10_000, max_n_graph=16_000, max_n_kernel=4_000, cluster_n=4_000,
              max_seconds=10.0)
 OPTIONS = {
-    "--knn-mnist": dict(action="store_true", help="same as --only knn_mnist"),
-    "--growth": dict(action="store_true", help="same as --only growth"),
-    "--cluster": dict(action="store_true", help="same as --only cluster"),
+    **{f"--{p.replace('_', '-')}": dict(action="store_true", help=f"same as --only {p}")
+       for p in PARTS},
     "--cluster-n": dict(type=int, default=40_000),
     "--memory-n": dict(type=int, default=None,
                        help="--cluster: n of the in-memory comparison (default --cluster-n)"),
