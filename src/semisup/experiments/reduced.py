@@ -1,55 +1,36 @@
 """LapRLS / LapSVM with a reduced kernel expansion at scale: ``semisup bench reduced`` (issue #31).
 
-Four parts, selected by ``--only`` (a comma list; default all):
+Four parts (``--only``; default all), each a section ``reduced:<part>`` of
+``docs/benchmarks/lapsvm.md`` (``growth``: of ``scaling.md``; ``--quick``, at small sizes:
+both under ``--out``):
 
-``16k``
-    accuracy and time against the basis size ``m`` on an MNIST subset of 16 000 points (10
-    classes, 10 labels per class, the exact 10-NN graph), the full expansion
-    (``n_basis=None``, the n x n kernel) side by side; uniform, k-means++ and leverage bases
-    at the ``"auto"`` size.
-``mnist``
-    all of MNIST (70 000 x 784), 10 and 100 labels per class, the exact 10-NN graph:
-    LapRLS and LapSVM at their defaults (the reduced expansion) and ``HarmonicFunction`` on
-    the same graph.
-``million``
-    10^6 points of deformed MNIST (each a random MNIST image moved by a sub-pixel shift of
-    at most half a pixel each way, with noise, projected on the 50 leading principal axes of
-    MNIST), 10 labels per class, the graph by ``knn_method="approx"`` (pynndescent).
-``growth``
-    time and peak memory against ``n`` at a fixed ``m`` (``--growth-m``) on the same deformed
-    MNIST, with the fitted exponent of time.
+``16k``: error and time against the basis size ``m`` on 16 000 MNIST points (10 labels per
+class, the exact 10-NN graph), the full expansion (``n_basis=None``) beside; uniform,
+k-means++ and leverage bases at the ``"auto"`` size. ``mnist``: all of MNIST, 10 and 100
+labels per class, LapRLS and LapSVM at their defaults and ``HarmonicFunction`` on the same
+graph. ``million``: 10^6 points of deformed MNIST (:func:`make_points`), 10 labels per
+class, the approximate graph (pynndescent). ``growth``: time and peak memory against ``n``
+at ``m = --growth-m`` on the same deformed MNIST, with the fitted exponents.
 
-Every measurement runs in a fresh subprocess (:func:`measure`): the wall time of ``fit``
-(graph, kernel features and solve included; the first-call costs, imports and
-pynndescent's compilation, are paid by an untimed warm-up fit on 500 points, 2000 with
-the approximate graph), the peak
-resident memory of the child (``resource.getrusage``: data, graph, features and solve) and
-the RSS before the fit, and the error on the unlabelled points. Finished measurements are
-cached as JSON under ``--cache`` (keyed by the measurement and the code version), so an
-interrupted run resumes.
-
-Each part rewrites its own section, between HTML comment markers ``reduced:<part>``, of
-``docs/benchmarks/lapsvm.md`` (``growth``: of ``docs/benchmarks/scaling.md``) and keeps the
-rest of the file (a ``--quick`` run, at small sizes, writes both under ``--out``). The children run under
-``--blas-threads`` BLAS threads (the issue's "two cores": ``--blas-threads 2``).
+Every measurement (:func:`measure`) runs in a fresh subprocess under ``--blas-threads`` BLAS
+threads: the wall time of ``fit`` (graph, kernel features and solve; the first-call costs
+paid by an untimed warm-up fit on 500 points, 2000 with the approximate graph), the peak
+resident memory of the child and its RSS before the fit, and the error on the unlabelled
+points. Finished measurements are cached under ``--cache``, so an interrupted run resumes.
 """
 
 from __future__ import annotations
 
-import datetime
 import hashlib
 import json
 import os
-import re
-import subprocess
-import sys
-import time
 
 import numpy as np
 
 from .._progress import log
-from ._report import load_average, machine
-from ._runner import add_common_options, only_set, repo_docs, run_command, say_written
+from ._runner import add_common_options, only_set, repo_docs, run_command, unit_cache
+from .scaling import add_options, growth_exponent, in_child, load_mnist, measured, table, \
+    write_parts
 
 PARTS = ("16k", "mnist", "million", "growth")
 #: sizes of a full run and of ``--quick`` (a few minutes on two cores)
@@ -57,8 +38,10 @@ SIZES = dict(n16k=16_000, m16k=(1000, 2000, 3000, 6000), mnist=None, million=1_0
              growth=(15_625, 31_250, 62_500, 125_000, 250_000, 500_000, 1_000_000))
 QUICK = dict(n16k=2_000, m16k=(250, 500, 1000), mnist=5_000, million=20_000,
              growth=(2_500, 5_000, 10_000, 20_000))
-#: bumped by hand when the measurement code changes (part of the cache key)
-PROTOCOL = "reduced-1"
+#: the library code a measurement runs, and the protocol's version (bumped by hand when the
+#: measurement code changes): the cache's version
+CODE = (("semisup.lapsvm", "semisup.baselines.harmonic", "semisup.graph", "semisup.kernels"),
+        "reduced-2")
 
 
 # ------------------------------------------------------------------------------------------
@@ -71,11 +54,8 @@ def _base_images(source: str, data_home=None):
         from sklearn.datasets import load_digits
         d = load_digits()
         return (d.images / 16.0).astype(np.float32), d.target.astype(np.int64)
-    from ..datasets import load_dataset
-    ds = load_dataset("mnist", data_home=data_home)
-    X = np.asarray(ds.data, dtype=np.float32)
-    X /= max(float(X.max()), 1.0)
-    return X.reshape(-1, 28, 28), np.asarray(ds.target).astype(np.int64)
+    X, y = load_mnist(data_home)
+    return X.reshape(-1, 28, 28), y
 
 
 def _moved(img, pad, dx, dy):
@@ -108,6 +88,12 @@ def _deform(img, rng, amp=0.5, noise=0.02):
     return np.clip(out, 0.0, 1.0, out=out)
 
 
+def _pca_axes(img, k, seed):
+    from sklearn.decomposition import PCA
+    p = PCA(k, svd_solver="randomized", random_state=seed).fit(img.reshape(img.shape[0], -1))
+    return p.mean_.astype(np.float32), p.components_.T.astype(np.float32)
+
+
 def make_points(source: str = "mnist", n: int | None = None, *, deform: bool = False,
                 pca: int | None = None, seed: int = 0, data_home=None):
     """``(X float32 (n, d), y)``: a subset of the images (``deform=False``; all for
@@ -128,7 +114,10 @@ def make_points(source: str = "mnist", n: int | None = None, *, deform: bool = F
     if not deform:
         idx = np.arange(N) if n is None or n >= N else np.sort(rng.choice(N, n, replace=False))
         X = img[idx].reshape(len(idx), -1)
-        return (X if pca is None else _project(img, X, pca, seed)), lab[idx]
+        if pca is not None:
+            mean, axes = _pca_axes(img, pca, seed)
+            X = (X - mean) @ axes
+        return X, lab[idx]
     idx = rng.integers(0, N, int(n))
     P = None if pca is None else _pca_axes(img, pca, seed)
     X = np.empty((int(n), side * side if P is None else P[1].shape[1]), dtype=np.float32)
@@ -136,18 +125,6 @@ def make_points(source: str = "mnist", n: int | None = None, *, deform: bool = F
         chunk = _deform(img[idx[s:s + 50_000]], rng).reshape(-1, side * side)
         X[s:s + len(chunk)] = chunk if P is None else (chunk - P[0]) @ P[1]
     return X, lab[idx]
-
-
-def _pca_axes(img, k, seed):
-    from sklearn.decomposition import PCA
-    flat = img.reshape(img.shape[0], -1)
-    p = PCA(k, svd_solver="randomized", random_state=seed).fit(flat)
-    return p.mean_.astype(np.float32), p.components_.T.astype(np.float32)
-
-
-def _project(img, X, k, seed):
-    mean, axes = _pca_axes(img, k, seed)
-    return (X - mean) @ axes
 
 
 def hide_labels(y, per_class: int, seed: int = 0):
@@ -163,278 +140,198 @@ def hide_labels(y, per_class: int, seed: int = 0):
 # ------------------------------------------------------------------------------------------
 # One measurement (in a child process)
 
-def _estimator(method, params, knn_method, seed):
-    import semisup
-    kw = dict(knn_method=knn_method, n_neighbors=10)
-    if method != "HarmonicFunction":
-        kw["random_state"] = seed
-    return getattr(semisup, method)(**{**kw, **params})
-
-
 def measure(spec: dict) -> dict:
-    """One fit in this process: wall seconds, peak RSS (MiB), RSS before the fit (MiB)
-    and the error (%) on the unlabelled points.
+    """One fit in this process (:func:`.scaling.measured`) and the error (%) on the
+    unlabelled points.
 
     ``spec`` keys: ``source``, ``n``, ``deform``, ``pca``, ``seed`` (data),
     ``per_class`` (labels), ``method`` (``LapRLS``, ``LapSVM``, ``HarmonicFunction``),
     ``params`` (estimator keywords), ``knn_method`` and ``data_home``.
     """
-    import resource
     import warnings
 
     from sklearn.base import clone
 
+    import semisup
+
     X, y = make_points(spec["source"], spec["n"], deform=spec["deform"], pca=spec["pca"],
                        seed=spec["seed"], data_home=spec.get("data_home"))
     y_semi = hide_labels(y, spec["per_class"], spec["seed"])
-    est = _estimator(spec["method"], spec["params"], spec["knn_method"], spec["seed"])
-    caught = []
+    kw = dict(knn_method=spec["knn_method"], n_neighbors=10)
+    if spec["method"] != "HarmonicFunction":
+        kw["random_state"] = spec["seed"]
+    est = getattr(semisup, spec["method"])(**{**kw, **spec["params"]})
+    # imports and pynndescent's numba compilation (on 2000 points: NN-descent proper)
+    warm = 2000 if spec["knn_method"] == "approx" else 500
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        # imports and pynndescent's numba compilation (on 2000 points: NN-descent proper)
-        warm = 2000 if spec["knn_method"] == "approx" else 500
-        clone(est).fit(X[:warm], hide_labels(y[:warm], 5, 0))
-        caught.clear()
-        base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-        t0, c0 = time.perf_counter(), time.process_time()
-        est.fit(X, y_semi)
-        seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024     # KiB on Linux
+        out = measured(lambda: est.fit(X, y_semi), lambda: (
+            clone(est).fit(X[:warm], hide_labels(y[:warm], 5, 0)), caught.clear()))
     unl = y_semi == -1
-    out = dict(seconds=seconds, cpu_seconds=cpu, peak_mib=peak, base_mib=base, n=int(X.shape[0]),
-               d=int(X.shape[1]),
+    out.update(n=int(X.shape[0]), d=int(X.shape[1]),
                error=100.0 * float(np.mean(est.transduction_[unl] != y[unl])),
                warnings=sorted({str(w.message)[:200] for w in caught}))
-    for attr in ("n_basis_", "n_iter_", "setup_time_", "fit_time_"):
-        if hasattr(est, attr):
-            out[attr] = getattr(est, attr)
+    out.update({a: getattr(est, a) for a in ("n_basis_", "n_iter_", "setup_time_", "fit_time_")
+                if hasattr(est, a)})
     if hasattr(est, "alpha_"):
         out["alpha_dtype"] = str(np.asarray(est.alpha_).dtype)
     return out
 
 
-def _key(spec) -> str:
-    from ._checkpoint import code_version
-    text = json.dumps({k: v for k, v in spec.items() if k != "data_home"}, sort_keys=True)
-    version = code_version(("semisup.lapsvm", "semisup.baselines.harmonic",
-                            "semisup.graph", "semisup.kernels"), PROTOCOL)
-    return hashlib.sha1((text + version).encode()).hexdigest()[:16]
-
-
 def run_child(spec: dict, args) -> dict:
-    """:func:`measure` in a fresh ``python`` (cached under ``--cache``); errors, timeouts
-    and memory kills come back as ``{"failed": ...}``."""
-    cache = args.cache or os.path.join(args.out, "cache")
-    path = os.path.join(cache, f"{_key(spec)}.json")
-    if args.resume and os.path.exists(path):
-        with open(path) as fh:
-            return {**json.load(fh), **spec}
-    env = dict(os.environ, **{v: str(args.blas_threads) for v in (
-        "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")})
-    code = ("import json, sys; from semisup.experiments.reduced import measure; "
-            "print('@@' + json.dumps(measure(json.loads(sys.argv[1]))))")
-    label = (f"{spec['method']} n={spec['n']} "
-             f"{json.dumps(spec['params'], sort_keys=True)} {spec['knn_method']}")
-    try:
-        out = subprocess.run([sys.executable, "-c", code, json.dumps(spec)], env=env,
-                             capture_output=True, text=True, timeout=args.timeout)
-        lines = [ln for ln in out.stdout.splitlines() if ln.startswith("@@")]
-        if lines:
-            res = json.loads(lines[-1][2:])
-        else:
-            err = (out.stderr.strip().splitlines() or ["no output"])[-1]
-            res = dict(failed=f"exit {out.returncode}: {err[:200]}")
-    except subprocess.TimeoutExpired:
-        res = dict(failed=f"killed after {args.timeout:.0f} s")
-    log(f"[reduced] {label}: " + (res.get("failed") or
-        f"{res['error']:.2f}% error, {res['seconds']:.1f} s "
-        f"(CPU {res['cpu_seconds']:.1f} s), peak {res['peak_mib']:.0f} MiB"),
-        args.verbose)
-    if "failed" not in res:
-        os.makedirs(cache, exist_ok=True)
-        with open(path, "w") as fh:
-            json.dump(res, fh)
+    """:func:`measure` in a fresh ``python`` (:func:`.scaling.in_child`), cached under
+    ``--cache``; errors, timeouts and memory kills come back as ``{"failed": ...}``."""
+    cache = unit_cache(args)
+    key = hashlib.sha1(json.dumps({k: v for k, v in spec.items() if k != "data_home"},
+                                  sort_keys=True).encode()).hexdigest()[:16]
+    res = cache.get(key) if args.resume else None
+    if res is None:
+        res = in_child(f"{__name__}:measure", spec, timeout=args.timeout,
+                       blas_threads=args.blas_threads)
+        log(f"[reduced] {spec['method']} n={spec['n']} "
+            f"{json.dumps(spec['params'], sort_keys=True)} {spec['knn_method']}: " + (
+                res.get("failed") or f"{res['error']:.2f}% error, {res['seconds']:.1f} s "
+                f"(CPU {res['cpu_seconds']:.1f} s), peak {res['peak_mib']:.0f} MiB"),
+            args.verbose)
+        if "failed" not in res:
+            cache.put(key, res)
     return {**res, **spec}
 
 
 # ------------------------------------------------------------------------------------------
-# Parts
+# Parts: (title, notes, body) each
+
+ISSUE = "Reduced expansion (issue #31): "
+NOTES = ["- each fit in a fresh subprocess: wall time of `fit` (graph, kernel features and "
+         "solve), peak RSS of the process (data included); error on the unlabelled points"]
+COLS = ["method", "expansion", "m:", "error on U (%):", "fit (s), graph included:",
+        "CPU (s):", "peak RSS (GiB):"]
+
+
+def _size(args, name):
+    return (QUICK if args.quick else SIZES)[name]
+
 
 def _spec(args, **kw):
-    base = dict(source=args.source, n=None, deform=False, pca=None, seed=0, per_class=10,
-                method="LapRLS", params={}, knn_method="exact", data_home=args.data_home)
-    return {**base, **kw}
-
-
-def _row(r, label):
-    if "failed" in r:
-        return f"| {r['method']} | {label} | — | {r['failed']} | — | — | — |"
-    return (f"| {r['method']} | {label} | {r.get('n_basis_', '—')} | {r['error']:.2f} | "
-            f"{r['seconds']:.1f} | {r['cpu_seconds']:.1f} | {r['peak_mib'] / 1024:.2f} |")
-
-
-HEAD = ["| method | expansion | m | error on U (%) | fit (s), graph included | CPU (s) | "
-        "peak RSS (GiB) |", "|---|---|---:|---:|---:|---:|---:|"]
-
-
-def part_16k(args, sizes) -> list[str]:
-    n = sizes["n16k"]
-    lines = [f"### (a) Error and time against m, MNIST n = {n} (10 classes, 10 labels per "
-             "class, exact 10-NN graph)", "", *HEAD]
-    summary = []
-    for method in args.methods:
-        full = run_child(_spec(args, n=n, method=method, params=dict(n_basis=None)), args)
-        lines.append(_row(full, "full (n_basis=None)"))
-        rows = []
-        for m in list(args.m or sizes["m16k"]) + ["auto"]:
-            for seed in range(args.reps or 2):
-                r = run_child(_spec(args, n=n, method=method, seed=0,
-                                    params=dict(n_basis=m, random_state=seed)), args)
-                rows.append(r)
-                lines.append(_row(r, f"uniform, n_basis={m!r}, draw {seed}"))
-        for basis in ("kmeans++", "leverage"):
-            r = run_child(_spec(args, n=n, method=method,
-                                params=dict(n_basis="auto", basis=basis)), args)
-            lines.append(_row(r, f"{basis}, n_basis='auto'"))
-        auto = [r for r in rows if r["params"]["n_basis"] == "auto" and "failed" not in r]
-        if auto and "failed" not in full:
-            err = np.mean([r["error"] for r in auto])
-            sec = np.mean([r["seconds"] for r in auto])
-            cpu = np.mean([r["cpu_seconds"] for r in auto])
-            mem = np.mean([r["peak_mib"] for r in auto])
-            summary.append(f"- {method}, n_basis='auto' (m = {auto[0].get('n_basis_')}) "
-                           f"against the full model: error {err - full['error']:+.2f} "
-                           f"points, {full['seconds'] / sec:.1f}x faster (CPU time: "
-                           f"{full['cpu_seconds'] / cpu:.1f}x), "
-                           f"{mem / full['peak_mib']:.2f} of its peak memory (issue: within "
-                           "0.5 point, >= 5x, <= 0.2)")
-    return lines + [""] + summary + [""]
-
-
-def part_mnist(args, sizes) -> list[str]:
-    n = sizes["mnist"]
-    lines = [f"### (b) All of MNIST ({'70 000' if n is None else n} points), exact 10-NN "
-             "graph, defaults", "", "| labels per class | " + HEAD[0][2:],
-             "|---:" + HEAD[1]]
-    for per_class in (10, 100):
-        for method in list(args.methods) + ["HarmonicFunction"]:
-            r = run_child(_spec(args, n=n, method=method, per_class=per_class), args)
-            lines.append(f"| {per_class} " + _row(r, "defaults"))
-    return lines + ["", "Issue #31: LapRLS and LapSVM <= 60 s and <= 4 GB, graph included, "
-                    "and below HarmonicFunction's error at 100 labels per class.", ""]
+    return {**dict(source=args.source, n=None, deform=False, pca=None, seed=0, per_class=10,
+                   method="LapRLS", params={}, knn_method="exact", data_home=args.data_home),
+            **kw}
 
 
 def _deformed(args, n, **kw):
     return _spec(args, n=n, deform=True, pca=50, knn_method="approx", **kw)
 
 
-def part_million(args, sizes) -> list[str]:
-    n = sizes["million"]
-    lines = [f"### (c) {n} points of deformed MNIST (50 principal axes), 10 labels per "
-             "class, approximate 10-NN graph (pynndescent)", "", *HEAD]
-    for method in list(args.methods) + ["HarmonicFunction"]:
-        lines.append(_row(run_child(_deformed(args, n, method=method), args), "defaults"))
-    return lines + ["", "Issue #31: within 10 minutes, graph included.", ""]
+def _row(r, label):
+    if "failed" in r:
+        return [r["method"], label, "—", r["failed"], "—", "—", "—"]
+    return [r["method"], label, r.get("n_basis_", "—"), f"{r['error']:.2f}",
+            f"{r['seconds']:.1f}", f"{r['cpu_seconds']:.1f}", f"{r['peak_mib'] / 1024:.2f}"]
 
 
-def growth_exponent(ns, ts) -> float:
-    """Least-squares slope of log t against log n (nan with fewer than two points).
+def part_16k(args):
+    n = _size(args, "n16k")
+    rows, summary = [], []
+    for method in args.methods:
+        def run(**params):
+            return run_child(_spec(args, n=n, method=method, params=params), args)
+        full = run(n_basis=None)
+        rows.append(_row(full, "full (n_basis=None)"))
+        auto = []
+        for m in list(args.m or _size(args, "m16k")) + ["auto"]:
+            for seed in range(args.reps or 2):
+                r = run(n_basis=m, random_state=seed)
+                rows.append(_row(r, f"uniform, n_basis={m!r}, draw {seed}"))
+                auto += [r] if m == "auto" and "failed" not in r else []
+        rows += [_row(run(n_basis="auto", basis=b), f"{b}, n_basis='auto'")
+                 for b in ("kmeans++", "leverage")]
+        if auto and "failed" not in full:
+            mean = {k: np.mean([r[k] for r in auto])
+                    for k in ("error", "seconds", "cpu_seconds", "peak_mib")}
+            summary.append(
+                f"- {method}, n_basis='auto' (m = {auto[0].get('n_basis_')}) against the full "
+                f"model: error {mean['error'] - full['error']:+.2f} points, "
+                f"{full['seconds'] / mean['seconds']:.1f}x faster (CPU time: "
+                f"{full['cpu_seconds'] / mean['cpu_seconds']:.1f}x), "
+                f"{mean['peak_mib'] / full['peak_mib']:.2f} of its peak memory (issue: within "
+                "0.5 point, >= 5x, <= 0.2)")
+    return (f"{ISSUE}(a) Error and time against m, MNIST n = {n} (10 classes, 10 labels per "
+            "class, exact 10-NN graph)", NOTES, table(COLS, rows) + [""] + summary + [""])
 
-    >>> round(growth_exponent([1, 2, 4], [3, 6, 12]), 6)
-    1.0
-    """
-    ns, ts = np.asarray(ns, float), np.asarray(ts, float)
-    ok = (ns > 0) & (ts > 0)
-    if ok.sum() < 2:
-        return float("nan")
-    return float(np.polyfit(np.log(ns[ok]), np.log(ts[ok]), 1)[0])
+
+def part_mnist(args):
+    n = _size(args, "mnist")
+    rows = [[per_class, *_row(run_child(_spec(args, n=n, method=method, per_class=per_class),
+                                        args), "defaults")]
+            for per_class in (10, 100) for method in [*args.methods, "HarmonicFunction"]]
+    return (f"{ISSUE}(b) All of MNIST ({'70 000' if n is None else n} points), exact 10-NN "
+            "graph, defaults", NOTES, table(["labels per class:", *COLS], rows) + [
+                "", "Issue #31: LapRLS and LapSVM <= 60 s and <= 4 GB, graph included, "
+                "and below HarmonicFunction's error at 100 labels per class.", ""])
 
 
-def part_growth(args, sizes) -> list[str]:
+def part_million(args):
+    n = _size(args, "million")
+    rows = [_row(run_child(_deformed(args, n, method=method), args), "defaults")
+            for method in [*args.methods, "HarmonicFunction"]]
+    return (f"{ISSUE}(c) {n} points of deformed MNIST (50 principal axes), 10 labels per "
+            "class, approximate 10-NN graph (pynndescent)", NOTES,
+            table(COLS, rows) + ["", "Issue #31: within 10 minutes, graph included.", ""])
+
+
+def part_growth(args):
     m = args.growth_m
-    lines = [f"### LapRLS / LapSVM against n at m = {m} (deformed MNIST, 50 "
-             "principal axes, 10 labels per class, approximate 10-NN graph)", "",
-             "| method | n | m | fit (s), graph included | peak RSS (MiB) | RSS before fit "
-             "(MiB) | error on U (%) |", "|---|---:|---:|---:|---:|---:|---:|"]
-    summary = ["", "| method | growth exponent of time (log-log LS) | of peak RSS above the "
-               "start |", "|---|---:|---:|"]
+    rows, summary = [], []
     for method in args.methods:
         ok = []
-        for n in sizes["growth"]:
+        for n in args.sizes or _size(args, "growth"):
             r = run_child(_deformed(args, n, method=method, params=dict(n_basis=m)), args)
             if "failed" in r:
-                lines.append(f"| {method} | {n} | {m} | {r['failed']} | | | |")
+                rows.append([method, n, m, r["failed"], "", "", ""])
                 break
             ok.append(r)
-            lines.append(f"| {method} | {n} | {r.get('n_basis_', m)} | {r['seconds']:.1f} | "
-                         f"{r['peak_mib']:.0f} | {r['base_mib']:.0f} | {r['error']:.2f} |")
+            rows.append([method, n, r.get("n_basis_", m), f"{r['seconds']:.1f}",
+                         f"{r['peak_mib']:.0f}", f"{r['base_mib']:.0f}", f"{r['error']:.2f}"])
         ns = [r["n"] for r in ok]
-        summary.append(f"| {method} | {growth_exponent(ns, [r['seconds'] for r in ok]):.2f} | "
-                       f"{growth_exponent(ns, [r['peak_mib'] - r['base_mib'] for r in ok]):.2f} |")
-    return lines + summary + [""]
+        summary.append([method, f"{growth_exponent(ns, [r['seconds'] for r in ok]):.2f}",
+                        f"{growth_exponent(ns, [r['peak_mib'] - r['base_mib'] for r in ok]):.2f}"])
+    return (f"{ISSUE}LapRLS / LapSVM against n at m = {m} (deformed MNIST, 50 principal axes, "
+            "10 labels per class, approximate 10-NN graph)", NOTES,
+            table(["method", "n:", "m:", "fit (s), graph included:", "peak RSS (MiB):",
+                   "RSS before fit (MiB):", "error on U (%):"], rows) + [""]
+            + table(["method", "growth exponent of time (log-log LS):",
+                     "of peak RSS above the start:"], summary) + [""])
 
 
 # ------------------------------------------------------------------------------------------
-# Record and command line
+# Command line
 
-def write_section(path: str, tag: str, lines: list[str], title: str) -> None:
-    """Replace the section ``tag`` of ``path`` (between HTML comment markers), or append it."""
-    begin, end = f"<!-- {tag} -->", f"<!-- /{tag} -->"
-    body = "\n".join([begin, *lines, end])
-    text = open(path).read() if os.path.exists(path) else f"# {title}\n"
-    pat = re.compile(re.escape(begin) + r".*?" + re.escape(end), re.S)
-    text = pat.sub(lambda _: body, text) if pat.search(text) else \
-        text.rstrip("\n") + "\n\n" + body + "\n"
-    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-    with open(path, "w") as fh:
-        fh.write(text)
-
-
-def _paths(args):
-    docs = repo_docs()
-    if args.quick or docs is None:
-        return (os.path.join(args.out, "lapsvm.md"), os.path.join(args.out, "scaling.md"))
-    return str(docs / "benchmarks" / "lapsvm.md"), str(docs / "benchmarks" / "scaling.md")
-
-
-def _header(args) -> list[str]:
-    command = ("semisup " + " ".join(sys.argv[1:])) if sys.argv[1:2] == ["bench"] else \
-        "semisup bench reduced"
-    return [f"- command: `{command}`",
-            f"- date: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M UTC}",
-            f"- machine: {machine()}, BLAS threads {args.blas_threads}",
-            f"- load average at start (1/5/15 min): {load_average(' / ')}",
-            "- each fit in a fresh subprocess: wall time of `fit` (graph, kernel features and "
-            "solve), peak RSS of the process (data included); error on the unlabelled points",
-            ""]
+OPTIONS = {
+    "--methods": dict(nargs="+", default=["LapRLS", "LapSVM"], choices=("LapRLS", "LapSVM")),
+    "--m": dict(type=int, nargs="+", default=None,
+                help="16k: the basis sizes beside 'auto' (default 1000 2000 3000 6000)"),
+    "--growth-m": dict(type=int, default=1000, help="growth: the fixed m"),
+    "--sizes": dict(type=int, nargs="+", default=None,
+                    help="growth: the n's (default 15 625 to 10^6 by doubling)"),
+    "--timeout": dict(type=float, default=1800.0,
+                      help="seconds before a measurement is killed (default 1800)"),
+    "--source": dict(choices=("mnist", "digits"), default="mnist",
+                     help="the images (digits: scikit-learn's 8x8 digits, for tests)"),
+}
 
 
 def _run(args) -> int:
-    sizes = dict(QUICK if args.quick else SIZES)
-    if args.sizes:
-        sizes["growth"] = tuple(args.sizes)
-    parts = only_set(args, PARTS)
-    lapsvm_md, scaling_md = _paths(args)
-    run = {"16k": part_16k, "mnist": part_mnist, "million": part_million}
-    for part in (p for p in PARTS if p in parts):
-        head = _header(args)
-        lines = run[part](args, sizes) if part in run else part_growth(args, sizes)
-        path = scaling_md if part == "growth" else lapsvm_md
-        write_section(path, f"reduced:{part}", [lines[0].replace("### ", "## Reduced "
-                                                                 "expansion (issue #31): "),
-                                                "", *head, *lines[2:]],
-                      "Benchmark: " + ("scaling" if part == "growth" else "lapsvm"))
-        say_written(path, args.verbose)
-    return 0
+    docs = None if args.quick else repo_docs()
 
+    def path_of(part):
+        name = "scaling" if part == "growth" else "lapsvm"
+        return str(docs / "benchmarks" / f"{name}.md") if docs else \
+            os.path.join(args.out, f"{name}.md")
 
-def _needs(args):
-    parts = only_set(args, PARTS)
-    return {p: (("mnist",) if args.source == "mnist" else ()) for p in parts}
-
-
-def run_bench(args) -> int:
-    return run_command(args, _run)
+    selected = [p for p in PARTS if p in only_set(args, PARTS)]
+    return write_parts(args, selected, {"16k": part_16k, "mnist": part_mnist,
+                                        "million": part_million, "growth": part_growth},
+                       path_of, "reduced")
 
 
 def add_bench_parser(subparsers) -> None:
@@ -446,22 +343,13 @@ def add_bench_parser(subparsers) -> None:
                     "10 and 100 labels per class, HarmonicFunction beside), million (10^6 "
                     "deformed MNIST points, approximate graph), growth (time and memory "
                     "against n at fixed m). Each fit in a fresh subprocess.")
-    p.add_argument("--methods", nargs="+", default=["LapRLS", "LapSVM"],
-                   choices=("LapRLS", "LapSVM"))
-    p.add_argument("--m", type=int, nargs="+", default=None,
-                   help="16k: the basis sizes beside 'auto' (default 1000 2000 3000 6000)")
-    p.add_argument("--growth-m", type=int, default=1000, help="growth: the fixed m")
-    p.add_argument("--sizes", type=int, nargs="+", default=None,
-                   help="growth: the n's (default 15 625 to 10^6 by doubling)")
-    p.add_argument("--timeout", type=float, default=1800.0,
-                   help="seconds before a measurement is killed (default 1800)")
-    p.add_argument("--source", choices=("mnist", "digits"), default="mnist",
-                   help="the images (digits: scikit-learn's 8x8 digits, for tests)")
-    add_common_options(p, "reduced", "bench", only=PARTS, needs=_needs,
+    add_options(p, OPTIONS)
+    add_common_options(p, "reduced", "bench", only=PARTS, code=CODE,
+                       needs=lambda a: {p: ("mnist",) * (a.source == "mnist")
+                                        for p in only_set(a, PARTS)},
                        only_help="which parts (default all)",
                        quick_help="small sizes (n = 2000 / 5000 / 20 000, growth to 20 000), "
                                   "written under --out",
                        reps_help="16k: basis draws per uniform m (default 2)",
-                       code=(("semisup.lapsvm",), PROTOCOL),
                        unused=("--n-jobs", "--plot", "--assemble-only"))
-    p.set_defaults(func=run_bench)
+    p.set_defaults(func=lambda args: run_command(args, _run))
