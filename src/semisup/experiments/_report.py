@@ -92,19 +92,21 @@ def mean_sd(values, digits=2, sep=" ± ", scale=1.0, alone=False, empty="—") -
 def markdown_table(rows, cols) -> str:
     """A Markdown table with the header ``cols``: each row a dict (its values under ``cols``,
     ``""`` where absent) or a sequence of cells in ``cols`` order (so that two columns may
-    share a header, e.g. "paper").
+    share a header, e.g. "paper"). A column name ending in ``:`` is right-aligned (the
+    ``:`` is not shown).
 
     Examples
     --------
-    >>> print(markdown_table([{"a": 1}, [2, 3]], ["a", "b"]))
+    >>> print(markdown_table([{"a": 1}, [2, 3]], ["a", "b:"]))
     | a | b |
-    |---|---|
+    |---|---:|
     | 1 |  |
     | 2 | 3 |
     """
     def line(cells):
         return "| " + " | ".join(str(c) for c in cells) + " |"
-    return "\n".join([line(cols), "|" + "---|" * len(cols)] + [
+    return "\n".join([line(c.rstrip(":") for c in cols),
+                      "|" + "".join("---:|" if c.endswith(":") else "---|" for c in cols)] + [
         line([r.get(c, "") for c in cols] if isinstance(r, dict) else r) for r in rows])
 
 

@@ -30,8 +30,8 @@ import numpy as np
 
 from ..datasets.splits import labeled_per_class
 from ..engines import arrays
-from ._runner import add_common_options
-from .scaling import add_options, load_mnist
+from ._runner import add_common_options, add_options
+from ._bench import load_mnist
 
 #: the script's time budget (seconds); LapRLS is skipped when too little of it is left
 BUDGET_S = 290

@@ -30,10 +30,10 @@ import warnings
 import numpy as np
 
 from .._progress import log
-from ._report import timed
-from ._runner import (add_common_options, blas_limit, repo_docs, run_command, say_written,
-                      write_report)
-from .scaling import add_options, bench_header, load_mnist, table
+from ._bench import bench_header, load_mnist
+from ._report import markdown_table, timed
+from ._runner import (add_common_options, add_options, blas_limit, repo_docs, run_command,
+                      say_written, write_report)
 
 QUICK_SAMPLES = 5000
 RATES = (1, 3, 5)
@@ -261,25 +261,26 @@ def _report(args, head, n, reps, mbo_reps, graphs, methods, graph_rows, acc, sol
               "The library's graph is built once from X through the front-end of the first "
               "method using it (the whole fit timed, minus the same method's solve on the "
               "built graph) and passed to every method as `affinity=\"precomputed\"`.", "",
-              *table(["graph", "built by", "edges", *(f"graph s ({t} thr)" for t in threads)],
-                     [[r["graph"], r["how"], r["edges"], *(f"{r['times'][t]:.1f}"
-                                                          for t in threads)]
-                      for r in graph_rows])]
+              markdown_table([[r["graph"], r["how"], r["edges"],
+                               *(f"{r['times'][t]:.1f}" for t in threads)] for r in graph_rows],
+                             ["graph", "built by", "edges",
+                              *(f"graph s ({t} thr)" for t in threads)])]
     lines += [line for r in graph_rows if "fit" in r for line in (
         "", f"Whole fit at the defaults on X, graph included (draw 0, {rates[0]} label(s) per "
             "class): " + ", ".join(f"{r['fit'][t]:.1f} s at {t} thread(s)" for t in threads)
             + ".")]
     lines.append("")
     for g in graphs:
-        lines += [f"## Accuracy (%) on the {g} graph", "", *table(
-            ["method", *(f"{r} label{'s' * (r > 1)}/class" for r in rates)],
-            [[ALL_METHODS[m], *(_mean_sd(acc.get((g, r, m), [])) for r in rates)]
-             for m in methods if any((g, r, m) in acc for r in rates)])]
-        lines += ["", f"Solve seconds on the {g} graph (draw 0, graph excluded):", "", *table(
-            ["method", *(f"{r}/class, {t} thr" for r in rates for t in threads)],
-            [[ALL_METHODS[m], *(f"{solve[g, r, m, t]:.1f}" if (g, r, m, t) in solve else "–"
-                                for r in rates for t in threads)]
-             for m in methods if any((g, r, m, threads[0]) in solve for r in rates)]), ""]
+        accuracy = [[ALL_METHODS[m], *(_mean_sd(acc.get((g, r, m), [])) for r in rates)]
+                    for m in methods if any((g, r, m) in acc for r in rates)]
+        seconds = [[ALL_METHODS[m], *(f"{solve[g, r, m, t]:.1f}" if (g, r, m, t) in solve
+                                      else "–" for r in rates for t in threads)]
+                   for m in methods if any((g, r, m, threads[0]) in solve for r in rates)]
+        lines += [f"## Accuracy (%) on the {g} graph", "", markdown_table(
+                      accuracy, ["method", *(f"{r} label{'s' * (r > 1)}/class" for r in rates)]),
+                  "", f"Solve seconds on the {g} graph (draw 0, graph excluded):", "",
+                  markdown_table(seconds, ["method", *(f"{r}/class, {t} thr" for r in rates
+                                                       for t in threads)]), ""]
     return "\n".join(lines)
 
 

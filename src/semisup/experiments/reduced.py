@@ -28,9 +28,10 @@ import os
 import numpy as np
 
 from .._progress import log
-from ._runner import add_common_options, only_set, repo_docs, run_command, unit_cache
-from .scaling import add_options, growth_exponent, in_child, load_mnist, measured, table, \
-    write_parts
+from ._bench import growth_exponent, in_child, load_mnist, measured, write_parts
+from ._report import markdown_table
+from ._runner import add_common_options, add_options, only_set, repo_docs, run_command
+from ._runner import unit_cache
 
 PARTS = ("16k", "mnist", "million", "growth")
 #: sizes of a full run and of ``--quick`` (a few minutes on two cores)
@@ -141,7 +142,7 @@ def hide_labels(y, per_class: int, seed: int = 0):
 # One measurement (in a child process)
 
 def measure(spec: dict) -> dict:
-    """One fit in this process (:func:`.scaling.measured`) and the error (%) on the
+    """One fit in this process (:func:`._bench.measured`) and the error (%) on the
     unlabelled points.
 
     ``spec`` keys: ``source``, ``n``, ``deform``, ``pca``, ``seed`` (data),
@@ -179,7 +180,7 @@ def measure(spec: dict) -> dict:
 
 
 def run_child(spec: dict, args) -> dict:
-    """:func:`measure` in a fresh ``python`` (:func:`.scaling.in_child`), cached under
+    """:func:`measure` in a fresh ``python`` (:func:`._bench.in_child`), cached under
     ``--cache``; errors, timeouts and memory kills come back as ``{"failed": ...}``."""
     cache = unit_cache(args)
     key = hashlib.sha1(json.dumps({k: v for k, v in spec.items() if k != "data_home"},
@@ -256,7 +257,7 @@ def part_16k(args):
                 f"{mean['peak_mib'] / full['peak_mib']:.2f} of its peak memory (issue: within "
                 "0.5 point, >= 5x, <= 0.2)")
     return (f"{ISSUE}(a) Error and time against m, MNIST n = {n} (10 classes, 10 labels per "
-            "class, exact 10-NN graph)", NOTES, table(COLS, rows) + [""] + summary + [""])
+            "class, exact 10-NN graph)", NOTES, [markdown_table(rows, COLS), "", *summary, ""])
 
 
 def part_mnist(args):
@@ -265,8 +266,9 @@ def part_mnist(args):
                                         args), "defaults")]
             for per_class in (10, 100) for method in [*args.methods, "HarmonicFunction"]]
     return (f"{ISSUE}(b) All of MNIST ({'70 000' if n is None else n} points), exact 10-NN "
-            "graph, defaults", NOTES, table(["labels per class:", *COLS], rows) + [
-                "", "Issue #31: LapRLS and LapSVM <= 60 s and <= 4 GB, graph included, "
+            "graph, defaults", NOTES, [
+                markdown_table(rows, ["labels per class:", *COLS]), "",
+                "Issue #31: LapRLS and LapSVM <= 60 s and <= 4 GB, graph included, "
                 "and below HarmonicFunction's error at 100 labels per class.", ""])
 
 
@@ -276,7 +278,7 @@ def part_million(args):
             for method in [*args.methods, "HarmonicFunction"]]
     return (f"{ISSUE}(c) {n} points of deformed MNIST (50 principal axes), 10 labels per "
             "class, approximate 10-NN graph (pynndescent)", NOTES,
-            table(COLS, rows) + ["", "Issue #31: within 10 minutes, graph included.", ""])
+            [markdown_table(rows, COLS), "", "Issue #31: within 10 minutes, graph included.", ""])
 
 
 def part_growth(args):
@@ -297,10 +299,11 @@ def part_growth(args):
                         f"{growth_exponent(ns, [r['peak_mib'] - r['base_mib'] for r in ok]):.2f}"])
     return (f"{ISSUE}LapRLS / LapSVM against n at m = {m} (deformed MNIST, 50 principal axes, "
             "10 labels per class, approximate 10-NN graph)", NOTES,
-            table(["method", "n:", "m:", "fit (s), graph included:", "peak RSS (MiB):",
-                   "RSS before fit (MiB):", "error on U (%):"], rows) + [""]
-            + table(["method", "growth exponent of time (log-log LS):",
-                     "of peak RSS above the start:"], summary) + [""])
+            [markdown_table(rows, ["method", "n:", "m:", "fit (s), graph included:",
+                                   "peak RSS (MiB):", "RSS before fit (MiB):",
+                                   "error on U (%):"]), "",
+             markdown_table(summary, ["method", "growth exponent of time (log-log LS):",
+                                      "of peak RSS above the start:"]), ""])
 
 
 # ------------------------------------------------------------------------------------------

@@ -12,141 +12,21 @@ over ``--max-seconds``. ``cluster``: LapRLS and LapSVM (PCG, stability stop) on 
 ``LocalCluster`` whose workers each hold less than the kernel, against the in-memory path
 (extra ``[dask]``). Run figures you record under the exclusive CPU lock.
 
-The top of this module is the machinery the benchmarks share (``reduced``, ``lowlabel``
-and ``gpu`` import it).
 """
 
 from __future__ import annotations
 
-import datetime
-import json
 import os
-import re
-import subprocess
-import sys
-import time
 import warnings
-from pathlib import Path
 
 import numpy as np
 
 from .._progress import log
 from ..datasets.splits import labeled_per_class
-from ._report import command_line, load_average, machine, timed, write_text
-from ._runner import (add_common_options, only_set, report_path, run_command,
-                      say_written)
-
-
-# ------------------------------------------------------------------------------------------
-# GENERIC: the benchmarks' machinery (reduced, lowlabel and gpu import it from here)
-
-def add_options(p, options: dict) -> None:
-    """Add a command's own options, declared as ``{flag: add_argument keywords}``."""
-    for flag, kw in options.items():
-        p.add_argument(flag, **kw)
-
-
-def load_mnist(data_home=None, dtype=np.float32):
-    """MNIST's 70 000 images as rows in [0, 1] (``dtype``) and their labels (int64)."""
-    from ..datasets import load_dataset
-    ds = load_dataset("mnist", data_home=data_home)
-    return np.asarray(ds.data, dtype=dtype), np.asarray(ds.target).astype(np.int64)
-
-
-def table(cols, rows) -> list[str]:
-    """A Markdown table's lines: the column names (a trailing ``:`` right-aligns the
-    column) and the rows, lists of cells.
-
-    >>> table(["method", "n:"], [["a", 1]])
-    ['| method | n |', '|---|---:|', '| a | 1 |']
-    """
-    return ["| " + " | ".join(c.rstrip(":") for c in cols) + " |",
-            "|" + "".join("---:|" if c.endswith(":") else "---|" for c in cols),
-            *("| " + " | ".join(map(str, r)) + " |" for r in rows)]
-
-
-def growth_exponent(ns, ts) -> float:
-    """Least-squares slope of log t against log n (nan with fewer than two points).
-
-    >>> round(growth_exponent([1, 2, 4], [3, 6, 12]), 6)
-    1.0
-    """
-    ns, ts = np.asarray(ns, float), np.asarray(ts, float)
-    ok = (ns > 0) & (ts > 0)
-    if ok.sum() < 2:
-        return float("nan")
-    return float(np.polyfit(np.log(ns[ok]), np.log(ts[ok]), 1)[0])
-
-
-def measured(fit, warm_up) -> dict:
-    """``fit()`` after ``warm_up()`` (untimed: imports, compilation): its wall and CPU
-    seconds, the process's peak resident memory and that before the fit (MiB)."""
-    import resource
-    warm_up()
-    base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024     # KiB on Linux
-    t0, c0 = time.perf_counter(), time.process_time()
-    fit()
-    seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
-    return dict(seconds=seconds, cpu_seconds=cpu, base_mib=base,
-                peak_mib=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
-
-
-def in_child(func: str, *args, timeout=None, blas_threads=None) -> dict:
-    """``func(*args)`` (``"module:function"``, JSON in and out) in a fresh ``python``, so
-    that its peak memory is its own, under ``blas_threads`` BLAS threads (None: the
-    BLAS's default); an error, timeout or memory kill comes back as ``{"failed": why}``."""
-    module, name = func.split(":")
-    code = (f"import json, sys; from {module} import {name}; "
-            f"print('@@' + json.dumps({name}(*json.loads(sys.argv[1]))))")
-    env = None if blas_threads is None else dict(os.environ, **{v: str(blas_threads) for v in (
-        "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")})
-    try:
-        out = subprocess.run([sys.executable, "-c", code, json.dumps(args)], env=env,
-                             capture_output=True, text=True, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        return dict(failed=f"killed after {timeout:.0f} s")
-    found = [line for line in out.stdout.splitlines() if line.startswith("@@")]
-    if found:
-        return json.loads(found[-1][2:])
-    err = (out.stderr.strip().splitlines() or ["no output"])[-1]
-    return dict(failed=f"exit {out.returncode}: {err[:200]}")
-
-
-def bench_header(args, *notes) -> list[str]:
-    """A record's header lines: the command, date, machine and load now, then ``notes``."""
-    return [f"- command: `{command_line(args)}`",
-            f"- date: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M UTC}",
-            f"- machine: {machine()}, OPENBLAS_NUM_THREADS="
-            f"{os.environ.get('OPENBLAS_NUM_THREADS', 'unset')}, BLAS threads "
-            f"{args.blas_threads}",
-            f"- load average at start (1/5/15 min): {load_average(' / ')}", *notes]
-
-
-def write_section(path: str, tag: str, lines: list[str]) -> None:
-    """Replace the section ``tag`` of the record ``path`` (between HTML comment markers),
-    or append it; the rest of the file is kept (a new one is titled by its name)."""
-    begin, end = f"<!-- {tag} -->", f"<!-- /{tag} -->"
-    body = "\n".join([begin, *lines, end])
-    text = open(path).read() if os.path.exists(path) else f"# Benchmark: {Path(path).stem}\n"
-    pat = re.compile(re.escape(begin) + r".*?" + re.escape(end), re.S)
-    write_text(path, pat.sub(lambda _: body, text) if pat.search(text) else
-               text.rstrip("\n") + "\n\n" + body + "\n")
-
-
-def write_parts(args, selected, parts: dict, path_of, tag: str, echo=False) -> int:
-    """Run each of the ``selected`` parts, ``parts[name](args) -> (title, notes, body)``,
-    and write it as the section ``<tag>:<name>`` of the record ``path_of(name)``: the
-    title, :func:`bench_header` (taken before the part runs) with the notes, the body
-    (also printed with ``echo``)."""
-    for name in selected:
-        head = bench_header(args)
-        title, notes, body = parts[name](args)
-        lines = [f"## {title}", "", *head, *notes, "", *body]
-        write_section(path_of(name), f"{tag}:{name}", lines)
-        if echo:
-            print("\n".join(lines))
-        say_written(path_of(name), args.verbose)
-    return 0
+from ._bench import growth_exponent, in_child, load_mnist, measured, write_parts
+from ._bench import write_section  # noqa: F401  (the record's sections; tests use it here)
+from ._report import markdown_table, timed
+from ._runner import add_common_options, add_options, only_set, report_path, run_command
 
 
 # ------------------------------------------------------------------------------------------
@@ -195,9 +75,9 @@ def run_knn_mnist(args):
     verdict = ("none differ" if differ == 0 else "all ties" if differ == ties
                else f"{differ - ties} NOT ties")
     ours = "semisup `knn_search(method='exact')`"
-    body = table(["search", "points:", "seconds:"],
-                 [[ours, n, f"{t_ours:.1f}"]] + [[ours, n_ref, f"{t_sub:.1f}"]] * (n_ref < n)
-                 + [["scikit-learn `kneighbors_graph(mode='distance')`", n_ref, f"{t_ref:.1f}"]])
+    rows = ([[ours, n, f"{t_ours:.1f}"]] + [[ours, n_ref, f"{t_sub:.1f}"]] * (n_ref < n)
+            + [["scikit-learn `kneighbors_graph(mode='distance')`", n_ref, f"{t_ref:.1f}"]])
+    body = markdown_table(rows, ["search", "points:", "seconds:"]).splitlines()
     return ("Exact kNN graph of MNIST: semisup vs scikit-learn",
             [f"- data: MNIST {n} x {d} float32 in [0, 1], k = {k}"],
             body + ["", f"- speed-up at n = {n_ref}: **{t_ref / t_sub:.2f}x**",
@@ -301,10 +181,10 @@ def run_growth(args):
                if last["seconds"] > args.max_seconds else f"the cap n <= {_cap(args, method)}")
         expo = growth_exponent([r["n"] for r in use], [r["seconds"] for r in use])
         summary.append([method, f"{expo:.2f}", ok[-1]["n"] if ok else "-", why])
-    body = table(["method", "fitted", "n:", "seconds:", "peak RSS (MiB):",
-                  "RSS before fit (MiB):"], fits) + [""] + table(
-        ["method", "growth exponent of time (log-log LS):", "largest n fitted:",
-         "what stopped it"], summary) + [""]
+    body = [markdown_table(fits, ["method", "fitted", "n:", "seconds:", "peak RSS (MiB):",
+                                  "RSS before fit (MiB):"]), "",
+            markdown_table(summary, ["method", "growth exponent of time (log-log LS):",
+                                     "largest n fitted:", "what stopped it"]), ""]
     if args.plot:
         png = os.path.join(os.path.dirname(report_path(args, "scaling")), "scaling_growth.png")
         _plot_growth(results, png)
@@ -379,11 +259,11 @@ def run_cluster(args):
             f"memory_limit={args.worker_memory}) on this machine",
             f"- estimators: gamma_A={args.gamma_A:g}, gamma_I={args.gamma_I:g}, "
             f"kernel_dtype={dtype.name}, solver='pcg', early_stopping='stability'", ""]
-    body += table(["method", "where", "total fit (s):", "set-up: graph + kernel (s):",
-                   "PCG (s):", "iterations:", "s / iteration:"],
-                  [[name, where[w], f"{r['total']:.1f}", f"{r['setup']:.1f}",
-                    f"{r['solve']:.1f}", r["n_iter"], f"{r['per_iter']:.3f}"]
-                   for (name, w), r in runs.items()]) + [""]
+    rows = [[name, where[w], f"{r['total']:.1f}", f"{r['setup']:.1f}", f"{r['solve']:.1f}",
+             r["n_iter"], f"{r['per_iter']:.3f}"] for (name, w), r in runs.items()]
+    body += [markdown_table(rows, ["method", "where", "total fit (s):",
+                                   "set-up: graph + kernel (s):", "PCG (s):", "iterations:",
+                                   "s / iteration:"]), ""]
     for name in args.cluster_methods:
         mem, dist = runs[name, "mem"], runs[name, "dask"]
         same = ("; largest difference of the decision values: "
