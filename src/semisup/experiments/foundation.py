@@ -21,17 +21,10 @@ import numpy as np
 from .._progress import log
 from ..datasets.splits import labeled_per_class
 from ._report import header, load_average as _load, timed, write_text
-from ._runner import add_common_options, only_set, report_path, run_command
+from ._runner import add_common_options, add_options, only_set, report_path, run_command
 
 PARTS = ("knn", "ssl")
 QUICK_SAMPLES = 5000
-
-
-# GENERIC: a command's own options declared as data, ``{flag: add_argument keywords}``
-def add_options(p, options: dict) -> None:
-    """``p.add_argument(flag, **kw)`` for each ``flag: kw`` of ``options``."""
-    for flag, kw in options.items():
-        p.add_argument(flag, **kw)
 
 
 #: the options of ``semisup bench foundation`` beside the common ones
