@@ -334,8 +334,9 @@ def min_eigenvalue(M) -> float:
         n = M.shape[0]
         if n >= LANCZOS_MIN_N:
             S = (M + M.T) * 0.5
-            return float(spla.eigsh(S.astype(np.float64), k=1, which="SA",
-                                    tol=1e-10)[0][0])
+            v0 = np.random.default_rng(0).uniform(-1.0, 1.0, n)   # reproducible
+            return float(spla.eigsh(S.astype(np.float64), k=1, which="SA", tol=1e-10,
+                                    v0=v0)[0][0])
         M = M.toarray()
     S = symmetrize(M)
     n = S.shape[0]
