@@ -619,8 +619,9 @@ class MatrixCompletionTransducer(TransductiveMixin, TransformerMixin, Classifier
 
     def _append_graph_features(self, Xs, MX):
         """``[Xs, G]`` and its observed mask: ``G`` the spectral features of the rows (NaN
-        entries mean-imputed; unobserved for a row with no observed entry), scaled so that the block's total variance is
-        ``graph_weight`` times that of ``d`` features of the median variance."""
+        entries mean-imputed; unobserved for a row with no observed entry), scaled so that
+        the block's total variance is ``graph_weight`` times that of ``d`` features of the
+        median variance."""
         n, d = Xs.shape
         k = GRAPH_FEATURES_AUTO if self.graph_features == "auto" else self.graph_features
         if self.graph_features == "auto":
