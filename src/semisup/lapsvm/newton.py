@@ -24,7 +24,7 @@ import scipy.linalg as sla
 
 from .._validation import check_memory, warn_convergence
 from .objective import error_mask, laplacian_operator, objective
-from .pcg import exact_line_search
+from .pcg import _start, exact_line_search
 from .result import SolverResult
 
 __all__ = ["newton", "laprls_closed_form"]
@@ -135,9 +135,7 @@ def newton(K, L, y, *, gamma_A: float, gamma_I: float, power: int = 1,
     if LK is None:
         LK = apply_L(Kd)
     L1 = apply_L(np.ones(n)) if use_bias else None
-    A = np.zeros((n, c)) if alpha0 is None else np.array(alpha0, dtype=np.float64).reshape(n, c)
-    B = np.zeros(c) if (b0 is None or not use_bias) else \
-        np.array(b0, dtype=np.float64).reshape(c)
+    A, B = _start(alpha0, b0, n, c, use_bias)
     hist = {"n_errors": [], "obj": []}
     iters = np.zeros(c, dtype=int)
     converged = np.zeros(c, dtype=bool)

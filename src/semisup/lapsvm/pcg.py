@@ -164,9 +164,7 @@ def pcg(K, L, y, *, gamma_A: float, gamma_I: float, power: int = 1, use_bias: bo
     lab_rows = np.flatnonzero(labeled.any(axis=1))
     Yl = Y[lab_rows]
 
-    A = np.zeros((n, c)) if alpha0 is None else np.array(alpha0, dtype=np.float64).reshape(n, c)
-    B = np.zeros(c) if (b0 is None or not use_bias) else \
-        np.array(b0, dtype=np.float64).reshape(c)
+    A, B = _start(alpha0, b0, n, c, use_bias)
     warm = alpha0 is not None
     F = (kernel_matvec(K, A) + B) if warm else np.zeros((n, c))
     LF = apply_L(F) if warm else np.zeros((n, c))
@@ -179,8 +177,6 @@ def pcg(K, L, y, *, gamma_A: float, gamma_I: float, power: int = 1, use_bias: bo
     def val_scores():
         return kernel_matvec(K_val, A) + B
 
-    hist = {k: [] for k in ("obj", "grad_norm", "pgrad_norm", "mixed_norm", "ls_pieces",
-                            "step")}
     stops = _ColumnStops(stopping, n, c)
 
     def record(t, pieces, steps):
@@ -193,22 +189,11 @@ def pcg(K, L, y, *, gamma_A: float, gamma_I: float, power: int = 1, use_bias: bo
         msq = (ga * grad_a).sum(0)
         if use_bias:
             gsq, hsq, msq = gsq + gb * gb, hsq + gb * gb, msq + gb * gb
-        hist["obj"].append(float(obj.sum()))
-        hist["grad_norm"].append(float(np.sqrt(gsq.sum())))
-        hist["pgrad_norm"].append(float(np.sqrt(hsq.sum())))
-        hist["mixed_norm"].append(float(np.sqrt(max(msq.sum(), 0.0))))
-        hist["ls_pieces"].append(pieces)
-        hist["step"].append(steps)
-        return Iterate(t=t, F=F, obj=obj, grad_sq=gsq, ghat_sq=hsq, mixed_sq=msq,
-                       f_val=val_scores)
+        return stops.record(Iterate(t=t, F=F, obj=obj, grad_sq=gsq, ghat_sq=hsq,
+                                    mixed_sq=msq, f_val=val_scores), pieces, steps)
 
     stops.check(record(0, 0, 0.0))
-    t = 0
-    for t in range(1, max_iter + 1):
-        if not stops.active.any():
-            t -= 1
-            break
-        act = np.flatnonzero(stops.active)
+    for t, act in stops.iterations(max_iter):
         FD = KD[:, act] + D_b[act]
         LFD = apply_L(FD)
         sa, pieces = _line_search_step(stops, t, act, A, B, F, LF, D_a, KD, D_b, FD, LFD, Yl,
@@ -239,14 +224,9 @@ def pcg(K, L, y, *, gamma_A: float, gamma_I: float, power: int = 1, use_bias: bo
             D_b[act] = -gb[act] + beta[act] * D_b[act]
         if refresh:
             KD[:, act] = kernel_matvec(K, D_a[:, act])
-        it = record(t, pieces, float(np.mean(sa)))
-        stops.check(it)
-        if callback is not None:
-            callback(t, A[:, 0] if squeeze else A, B[0] if squeeze else B, F)
-        if verbose and (t % 10 == 0):
-            log(f"[pcg] t={t} obj={hist['obj'][-1]:.6g} "
-                f"active={int(stops.active.sum())}", True)
-    return stops.result(t, max_iter, _advice, hist, A, B, F, squeeze)
+        stops.end_iteration(record(t, pieces, float(np.mean(sa))), A, B, squeeze, callback,
+                            verbose, "pcg")
+    return stops.result(max_iter, _advice, A, B, F, squeeze)
 
 
 def _line_search_step(stops, t, act, A, B, F, LF, D_a, KD, D_b, FD, LFD, Yl, lab_rows, *,
@@ -276,6 +256,15 @@ def _line_search_step(stops, t, act, A, B, F, LF, D_a, KD, D_b, FD, LFD, Yl, lab
     return sa, float(np.mean(pieces))
 
 
+def _start(alpha0, b0, r, c, use_bias):
+    """The coefficients ``(A (r, c), B (c,))`` to start from: zeros, or the warm start
+    ``alpha0`` / ``b0`` (copied; ``b0`` ignored without a bias)."""
+    A = np.zeros((r, c)) if alpha0 is None else np.array(alpha0, dtype=np.float64).reshape(r, c)
+    B = np.zeros(c) if (b0 is None or not use_bias) else \
+        np.array(b0, dtype=np.float64).reshape(c)
+    return A, B
+
+
 class _ColumnStops:
     """Which one-vs-all columns of a PCG run still iterate, and when and why each stopped.
 
@@ -291,6 +280,40 @@ class _ColumnStops:
         self.active = np.ones(c, dtype=bool)
         self.stopped_at = np.full(c, -1)
         self.reason = np.array(["max_iter"] * c, dtype=object)
+        self.hist = {k: [] for k in ("obj", "grad_norm", "pgrad_norm", "mixed_norm",
+                                     "ls_pieces", "step")}
+        self.t = 0
+
+    def iterations(self, max_iter):
+        """``(t, active columns)`` for ``t = 1 .. max_iter`` while a column is active;
+        ``self.t`` is the last iteration run."""
+        for t in range(1, max_iter + 1):
+            if not self.active.any():
+                return
+            self.t = t
+            yield t, np.flatnonzero(self.active)
+
+    def end_iteration(self, it, A, B, squeeze, callback, verbose, name):
+        """After iteration ``it.t``: the goal conditions, the ``callback(t, alpha, b, F)``
+        and, every 10 iterations with ``verbose``, a progress line ``[name] ...``."""
+        self.check(it)
+        if callback is not None:
+            callback(it.t, A[:, 0] if squeeze else A, B[0] if squeeze else B, it.F)
+        if verbose and it.t % 10 == 0:
+            log(f"[{name}] t={it.t} obj={self.hist['obj'][-1]:.6g} "
+                f"active={int(self.active.sum())}", True)
+
+    def record(self, it, pieces, steps):
+        """Log the iterate ``it`` (objective and gradient norms over all columns, the line
+        search's pieces and step) in the history; returns it."""
+        h = self.hist
+        h["obj"].append(float(it.obj.sum()))
+        h["grad_norm"].append(float(np.sqrt(it.grad_sq.sum())))
+        h["pgrad_norm"].append(float(np.sqrt(it.ghat_sq.sum())))
+        h["mixed_norm"].append(float(np.sqrt(max(it.mixed_sq.sum(), 0.0))))
+        h["ls_pieces"].append(pieces)
+        h["step"].append(steps)
+        return it
 
     def stop(self, cols, t, why):
         self.active[cols] = False
@@ -305,15 +328,15 @@ class _ColumnStops:
             if self.active[cols].any() and rule(it):
                 self.stop(cols[self.active[cols]], it.t, rule.name)
 
-    def result(self, t, max_iter, advice, hist, A, B, F, squeeze):
-        """The :class:`SolverResult` after the last iteration ``t`` (a max_iter warning
-        when a column never stopped: ``advice``, default :func:`_default_advice`)."""
-        self.stopped_at[self.stopped_at < 0] = t
+    def result(self, max_iter, advice, A, B, F, squeeze):
+        """The :class:`SolverResult` after the last iteration (a max_iter warning when a
+        column never stopped: ``advice``, default :func:`_default_advice`)."""
+        self.stopped_at[self.stopped_at < 0] = self.t
         converged = not self.active.any()
         if not converged:
             warn_convergence(f"PCG reached max_iter={max_iter} before " + (
                 advice if advice is not None else _default_advice(self.rules)))
-        history = dict(hist)
+        history = dict(self.hist)
         for rule in self.rules:
             history[rule.name if rule.columns is None
                     else f"{rule.name}{list(rule.columns)}"] = list(rule.history)

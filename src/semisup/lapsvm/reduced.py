@@ -43,11 +43,10 @@ import numpy as np
 import scipy.linalg as sla
 from sklearn.utils import check_random_state
 
-from .._progress import log
 from .._validation import available_memory, warn_convergence
 from .newton import newton_groups
 from .objective import error_mask, laplacian_operator
-from .pcg import _as_columns, _ColumnStops, _line_search_step
+from .pcg import _as_columns, _ColumnStops, _line_search_step, _start
 from .result import SolverResult
 from .stopping import Iterate
 
@@ -282,9 +281,7 @@ def reduced_newton(Phi, L, y, *, gamma_A: float, gamma_I: float, power: int = 1,
     off = 1 if use_bias else 0
     H0 = gamma_I * _laplacian_gram(Phi, apply_L, use_bias)
     H0[np.arange(off, r + off), np.arange(off, r + off)] += gamma_A
-    A = np.zeros((r, c)) if beta0 is None else np.array(beta0, dtype=np.float64).reshape(r, c)
-    B = np.zeros(c) if (b0 is None or not use_bias) else \
-        np.array(b0, dtype=np.float64).reshape(c)
+    A, B = _start(beta0, b0, r, c, use_bias)
     hist = {"n_errors": [], "obj": []}
     iters = np.zeros(c, dtype=int)
     converged = np.zeros(c, dtype=bool)
@@ -379,9 +376,7 @@ def reduced_pcg(Phi, L, y, *, gamma_A: float, gamma_I: float, power: int = 1,
     labeled = Y != 0
     lab_rows = np.flatnonzero(labeled.any(axis=1))
     Yl = Y[lab_rows]
-    A = np.zeros((r, c)) if beta0 is None else np.array(beta0, dtype=np.float64).reshape(r, c)
-    B = np.zeros(c) if (b0 is None or not use_bias) else \
-        np.array(b0, dtype=np.float64).reshape(c)
+    A, B = _start(beta0, b0, r, c, use_bias)
     F = _products(Phi, A) + B
     LF = apply_L(F)
 
@@ -392,8 +387,6 @@ def reduced_pcg(Phi, L, y, *, gamma_A: float, gamma_I: float, power: int = 1,
 
     gb, ga = gradient()
     D_a, D_b = -ga, -gb
-    hist = {k: [] for k in ("obj", "grad_norm", "pgrad_norm", "mixed_norm", "ls_pieces",
-                            "step")}
     stops = _ColumnStops(stopping, n, c)
 
     def val_scores():
@@ -404,21 +397,11 @@ def reduced_pcg(Phi, L, y, *, gamma_A: float, gamma_I: float, power: int = 1,
         res = np.where(E, F - Y, 0.0)
         obj = 0.5 * ((res * res).sum(0) + gamma_A * (A * A).sum(0) + gamma_I * (F * LF).sum(0))
         gsq = (ga * ga).sum(0) + gb * gb
-        for key in ("grad_norm", "pgrad_norm", "mixed_norm"):
-            hist[key].append(float(np.sqrt(gsq.sum())))
-        hist["obj"].append(float(obj.sum()))
-        hist["ls_pieces"].append(pieces)
-        hist["step"].append(steps)
-        return Iterate(t=t, F=F, obj=obj, grad_sq=gsq, ghat_sq=gsq, mixed_sq=gsq,
-                       f_val=val_scores)
+        return stops.record(Iterate(t=t, F=F, obj=obj, grad_sq=gsq, ghat_sq=gsq,
+                                    mixed_sq=gsq, f_val=val_scores), pieces, steps)
 
     stops.check(record(0, 0, 0.0))
-    t = 0
-    for t in range(1, max_iter + 1):
-        if not stops.active.any():
-            t -= 1
-            break
-        act = np.flatnonzero(stops.active)
+    for t, act in stops.iterations(max_iter):
         FD = _products(Phi, D_a[:, act]) + D_b[act]
         LFD = apply_L(FD)
         sa, pieces = _line_search_step(stops, t, act, A, B, F, LF, D_a, D_a, D_b, FD, LFD, Yl,
@@ -438,11 +421,6 @@ def reduced_pcg(Phi, L, y, *, gamma_A: float, gamma_I: float, power: int = 1,
         ga[:, act], gb[act] = ga_new[:, act], gb_new[act]
         D_a[:, act] = -ga[:, act] + beta[act] * D_a[:, act]
         D_b[act] = -gb[act] + beta[act] * D_b[act]
-        it = record(t, pieces, float(np.mean(sa)))
-        stops.check(it)
-        if callback is not None:
-            callback(t, A[:, 0] if squeeze else A, B[0] if squeeze else B, F)
-        if verbose and (t % 10 == 0):
-            log(f"[reduced pcg] t={t} obj={hist['obj'][-1]:.6g} "
-                f"active={int(stops.active.sum())}", True)
-    return stops.result(t, max_iter, _advice, hist, A, B, F, squeeze)
+        stops.end_iteration(record(t, pieces, float(np.mean(sa))), A, B, squeeze, callback,
+                            verbose, "reduced pcg")
+    return stops.result(max_iter, _advice, A, B, F, squeeze)
