@@ -74,6 +74,50 @@ def newton_groups(E, E_prev, converged):
         groups.setdefault(np.packbits(E[:, j]).tobytes(), []).append(j)
     return active, list(groups.values())
 
+class _NewtonSteps:
+    """The bookkeeping both Newton solvers share (full and reduced expansion): which
+    one-vs-all columns still step (:func:`newton_groups`), their step counts, the history,
+    the callback and the result."""
+
+    def __init__(self, Y, hinge, max_iter, callback, squeeze):
+        self.Y, self.hinge, self.max_iter = Y, hinge, max_iter
+        self.callback, self.squeeze = callback, squeeze
+        self.iters = np.zeros(Y.shape[1], dtype=int)
+        self.converged = np.zeros(Y.shape[1], dtype=bool)
+        self.E_prev = None
+        self.hist = {"n_errors": [], "obj": []}
+
+    def groups(self, t, F, A, B):
+        """After the decision values ``F`` of step ``t`` (and the ``callback``): the error
+        sets ``E`` and the groups of columns that take step ``t + 1`` (none once every
+        column's set repeats, or at ``max_iter``)."""
+        if self.callback is not None and t > 0:
+            self.callback(t, A[:, 0] if self.squeeze else A, B[0] if self.squeeze else B, F)
+        E = error_mask(F, self.Y, self.hinge)
+        active, groups = newton_groups(E, self.E_prev, self.converged)
+        if t == self.max_iter or active.size == 0:
+            return E, []
+        self.iters[active] += 1
+        self.E_prev = E
+        self.hist["n_errors"].append(int(E[:, 0].sum()))
+        return E, groups
+
+    def result(self, A, B, F, advice, info=None):
+        """The :class:`SolverResult` (a ConvergenceWarning ending in ``advice`` when a
+        column's error set still changed at ``max_iter``)."""
+        done = bool(self.converged.all())
+        if not done:
+            warn_convergence(f"Newton's method reached max_iter={self.max_iter} with the "
+                             "error-vector set still changing; " + advice,
+                             stacklevel=4)   # at the solver's caller, as before
+        sq = self.squeeze
+        return SolverResult(alpha=A[:, 0] if sq else A, b=float(B[0]) if sq else B,
+                            n_iter=int(self.iters.max()), converged=done,
+                            stop_reason="error vectors unchanged" if done else "max_iter",
+                            history=self.hist, n_iter_per_column=self.iters,
+                            info=info or {}, decision=F[:, 0].copy() if sq else F.copy())
+
+
 def newton(K, L, y, *, gamma_A: float, gamma_I: float, power: int = 1,
            use_bias: bool = False, hinge: bool = True, max_iter: int = 50,
            line_search: bool = False, alpha0=None, b0=None, LK=None, callback=None,
@@ -136,19 +180,13 @@ def newton(K, L, y, *, gamma_A: float, gamma_I: float, power: int = 1,
         LK = apply_L(Kd)
     L1 = apply_L(np.ones(n)) if use_bias else None
     A, B = _start(alpha0, b0, n, c, use_bias)
-    hist = {"n_errors": [], "obj": []}
-    iters = np.zeros(c, dtype=int)
-    converged = np.zeros(c, dtype=bool)
-    E_prev = None
+    run = _NewtonSteps(Y, hinge, max_iter, callback, squeeze)
     fallback = gamma_A <= 0
     ill_conditioned = False
     for t in range(max_iter + 1):
         F = Kd @ A + B
-        if callback is not None and t > 0:
-            callback(t, A[:, 0] if squeeze else A, B[0] if squeeze else B, F)
-        E = error_mask(F, Y, hinge)
-        active, groups = newton_groups(E, E_prev, converged)
-        if t == max_iter or active.size == 0:
+        E, groups = run.groups(t, F, A, B)
+        if not groups:
             break
         for cols in groups:
             Ej = E[:, cols[0]]
@@ -194,12 +232,9 @@ def newton(K, L, y, *, gamma_A: float, gamma_I: float, power: int = 1,
                     s, _ = exact_line_search(F[:, j], fd, Y[:, j], a_reg, c_reg, hinge)
                 A[:, j] += s * (a_new[:, k] - A[:, j])
                 B[j] += s * (b_new[k] - B[j])
-        iters[active] += 1
-        E_prev = E
-        hist["n_errors"].append(int(E[:, 0].sum()))
-        hist["obj"].append(objective(Kd, apply_L, Y[:, 0], A[:, 0], B[0] if use_bias else None,
-                                     gamma_A=gamma_A, gamma_I=gamma_I, hinge=hinge))
-    alphas, bs = A, B
+        run.hist["obj"].append(objective(Kd, apply_L, Y[:, 0], A[:, 0],
+                                         B[0] if use_bias else None, gamma_A=gamma_A,
+                                         gamma_I=gamma_I, hinge=hinge))
     if ill_conditioned:
         # scipy's LinAlgWarning, said once and with the parameters that control it
         warnings.warn("the Newton system (I_E K + gamma_A I + gamma_I L K) is numerically "
@@ -207,19 +242,9 @@ def newton(K, L, y, *, gamma_A: float, gamma_I: float, power: int = 1,
                       f"{float(np.abs(Kd).max()):.3g}): the coefficients alpha may be "
                       "inaccurate. Increase gamma_A, or rescale the kernel (e.g. X to unit "
                       "norm for a polynomial or linear kernel).", UserWarning, stacklevel=3)
-    if not converged.all():
-        warn_convergence(f"Newton's method reached max_iter={max_iter} with the error-vector "
-                         "set still changing; " + (
-                             _advice if _advice is not None else
-                             "raise max_iter" + ("" if line_search else
-                                                 " or pass line_search=True") + "."))
-    return SolverResult(alpha=alphas[:, 0] if squeeze else alphas,
-                        b=float(bs[0]) if squeeze else bs, n_iter=int(iters.max()),
-                        converged=bool(converged.all()),
-                        stop_reason="error vectors unchanged" if converged.all() else "max_iter",
-                        history=hist, n_iter_per_column=iters,
-                        info={"full_hessian_fallback": fallback},
-                        decision=F[:, 0].copy() if squeeze else F.copy())
+    return run.result(A, B, F, _advice if _advice is not None else "raise max_iter" + (
+        "" if line_search else " or pass line_search=True") + ".",
+        info={"full_hessian_fallback": fallback})
 
 
 def laprls_closed_form(K, L, y, *, gamma_A: float, gamma_I: float, power: int = 1,

@@ -335,7 +335,8 @@ class _ColumnStops:
         converged = not self.active.any()
         if not converged:
             warn_convergence(f"PCG reached max_iter={max_iter} before " + (
-                advice if advice is not None else _default_advice(self.rules)))
+                advice if advice is not None else _default_advice(self.rules)),
+                stacklevel=4)   # at the solver's caller
         history = dict(self.hist)
         for rule in self.rules:
             history[rule.name if rule.columns is None

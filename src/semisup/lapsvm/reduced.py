@@ -43,9 +43,9 @@ import numpy as np
 import scipy.linalg as sla
 from sklearn.utils import check_random_state
 
-from .._validation import available_memory, warn_convergence
-from .newton import newton_groups
-from .objective import error_mask, laplacian_operator
+from .._validation import available_memory
+from .newton import _NewtonSteps
+from .objective import laplacian_operator
 from .pcg import _as_columns, _ColumnStops, _line_search_step, _start
 from .result import SolverResult
 from .stopping import Iterate
@@ -282,17 +282,11 @@ def reduced_newton(Phi, L, y, *, gamma_A: float, gamma_I: float, power: int = 1,
     H0 = gamma_I * _laplacian_gram(Phi, apply_L, use_bias)
     H0[np.arange(off, r + off), np.arange(off, r + off)] += gamma_A
     A, B = _start(beta0, b0, r, c, use_bias)
-    hist = {"n_errors": [], "obj": []}
-    iters = np.zeros(c, dtype=int)
-    converged = np.zeros(c, dtype=bool)
-    E_prev = None
+    run = _NewtonSteps(Y, hinge, max_iter, callback, squeeze)
     for t in range(max_iter + 1):
         F = _products(Phi, A) + B
-        if callback is not None and t > 0:
-            callback(t, A[:, 0] if squeeze else A, B[0] if squeeze else B, F)
-        E = error_mask(F, Y, hinge)
-        active, groups = newton_groups(E, E_prev, converged)
-        if t == max_iter or active.size == 0:
+        E, groups = run.groups(t, F, A, B)
+        if not groups:
             break
         for cols in groups:
             rows = np.flatnonzero(E[:, cols[0]])
@@ -308,21 +302,11 @@ def reduced_newton(Phi, L, y, *, gamma_A: float, gamma_I: float, power: int = 1,
             A[:, cols] = Z[off:]
             if use_bias:
                 B[cols] = Z[0]
-        iters[active] += 1
-        E_prev = E
-        hist["n_errors"].append(int(E[:, 0].sum()))
         F0 = _products(Phi, A[:, :1])[:, 0] + B[0]
         r0 = np.where(E[:, 0], F0 - Y[:, 0], 0.0)  # E of the step; the next F re-derives it
-        hist["obj"].append(float(0.5 * (r0 @ r0 + gamma_A * A[:, 0] @ A[:, 0]
-                                        + gamma_I * F0 @ apply_L(F0))))
-    if not converged.all():
-        warn_convergence(f"Newton's method reached max_iter={max_iter} with the error-vector "
-                         "set still changing; " + (_advice or "raise max_iter."))
-    return SolverResult(alpha=A[:, 0] if squeeze else A, b=float(B[0]) if squeeze else B,
-                        n_iter=int(iters.max()), converged=bool(converged.all()),
-                        stop_reason="error vectors unchanged" if converged.all()
-                        else "max_iter", history=hist, n_iter_per_column=iters,
-                        decision=F[:, 0].copy() if squeeze else F.copy())
+        run.hist["obj"].append(float(0.5 * (r0 @ r0 + gamma_A * A[:, 0] @ A[:, 0]
+                                            + gamma_I * F0 @ apply_L(F0))))
+    return run.result(A, B, F, _advice or "raise max_iter.")
 
 
 def _spd_solve(H, rhs):
