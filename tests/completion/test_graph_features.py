@@ -137,7 +137,7 @@ def test_graph_features_are_capped_at_n_minus_2():
     ys = np.where(np.arange(len(y)) % 10 == 0, y, -1)
     est = MatrixCompletionTransducer(graph_features=500, mu=1e-2).fit(X, ys)
     assert est.graph_features_.shape == (80, 78)
-    tiny = MatrixCompletionTransducer(mu=1e-2).fit(X[:2], [0, 1])     # no nontrivial one
+    tiny = MatrixCompletionTransducer(graph_features="auto", mu=1e-2).fit(X[:2], [0, 1])
     assert tiny.graph_features_ is None
 
 
@@ -146,15 +146,15 @@ def test_graph_features_auto_is_at_most_the_number_of_features():
     rank 1 (scikit-learn's blobs check at mu=0.01: every item one class)."""
     X, y = _blobs(20)
     ys = np.where(np.arange(len(y)) % 10 == 0, y, -1)
-    assert MatrixCompletionTransducer(mu=1e-2).fit(X, ys).graph_features_.shape == (80, 3)
-    assert MatrixCompletionTransducer(mu=1e-2).fit(np.hstack([X] * 5), ys
-                                                   ).graph_features_.shape == (80, 10)
+    auto = MatrixCompletionTransducer(graph_features="auto", mu=1e-2)
+    assert auto.fit(X, ys).graph_features_.shape == (80, 3)
+    assert auto.fit(np.hstack([X] * 5), ys).graph_features_.shape == (80, 10)
 
 
 def test_graph_features_off_leaves_the_completion_unchanged():
     X, y = _blobs(20)
     ys = np.where(np.arange(len(y)) % 10 == 0, y, -1)
-    est = MatrixCompletionTransducer(graph_features=None, mu=1e-2).fit(X, ys)
+    est = MatrixCompletionTransducer(mu=1e-2).fit(X, ys)      # the default: off
     assert est.graph_features_ is None
     assert est.path_.Z.shape[0] == 4 + 3 + 1          # [Y; X; 1^T] of MC-1, 4 classes
     on = MatrixCompletionTransducer(graph_features=2, mu=1e-2).fit(X, ys)
