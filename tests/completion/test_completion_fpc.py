@@ -210,21 +210,3 @@ def test_factored_path_switches_to_dense_when_rank_grows():
     assert sum(v for k, v in r.svd_methods.items() if k != "lowrank+sparse") > 0
     ref = fpc_path(X0, M, mu_final=1e-4, max_inner=300, svd="exact", warn=False)
     np.testing.assert_allclose(r.objective[-1], ref.objective[-1], rtol=1e-4)
-
-
-@pytest.mark.parametrize("m, n, k", [(20, 50, 5), (30, 80, 30), (12, 40, 12)])
-def test_projected_core_svals_match_a_dense_svd(m, n, k):
-    """The MC-1 iterate's singular values (shrink, then last row reset to ones) from the
-    (r+1) x (r+1) symmetric core against numpy's SVD of the dense projected matrix."""
-    from semisup.completion.fpc import _projected_core_svals
-    rng = np.random.default_rng(k)
-    A = rng.normal(size=(m, k)) @ rng.normal(size=(k, n))
-    A[-1] += 1.0
-    res = shrink(A, 0.5, method="gram")
-    Z = res.Z.copy()
-    Z[-1] = 1.0
-    want = np.linalg.svd(Z, compute_uv=False)
-    got = _projected_core_svals(res, n)
-    top = min(got.size, want.size)
-    np.testing.assert_allclose(got[:top], want[:top], atol=1e-10 * want[0])
-    assert np.all(want[top:] < 1e-10 * want[0]) and np.all(got[top:] < 1e-10 * want[0])
