@@ -280,8 +280,8 @@ class MatrixCompletionTransducer(TransductiveMixin, TransformerMixin, Classifier
     0.122 / 0.111 / 0.144 without, 0.045 / 0.027 / 0.017 with (LogisticRegression on the
     labelled points 0.129 / 0.113 / 0.146). ``make_classification(1500, 241,
     n_informative=20)`` with 100 labels: error 0.305 without, 0.175 with
-    (LogisticRegression 0.295, HarmonicFunction 0.172); 5.6 s and 6.4 s of CPU. Two
-    moons and wine, 1 and 3 labels per class, mean over draws 0-2 (standardised / raw):
+    (LogisticRegression 0.295, HarmonicFunction 0.172); 7 s without, a few tenths more
+    with (quiet machine). Two moons and wine, 1 and 3 labels per class, mean over draws 0-2 (standardised / raw):
     moons 0.774 -> 0.861, 0.842 -> 0.981 / 0.678 -> 0.782, 0.834 -> 0.913; wine
     0.756 -> 0.710, 0.860 -> 0.826 / 0.739 -> 0.714, 0.639 -> 0.830 (standardised wine,
     where the kNN graph methods all trail LogisticRegression, is the one loss). But
@@ -308,7 +308,7 @@ class MatrixCompletionTransducer(TransductiveMixin, TransformerMixin, Classifier
     LogisticRegression in every draw) and on 7 of the 8 moons and wine cells of the
     defaults matrix (1 and 3 labels per class, raw and standardised; standardised wine
     with 3 per class: 0.860 against 0.909), and its larger steps (``tau_Z`` grows as
-    ``1/lam``) make a fit several times faster (1 500 x 241: 6 s of CPU against about
+    ``1/lam``) make a fit several times faster (1 500 x 241: 7 s against about
     50 s at ``lam=1``). ``lam="cv"`` over ``lam_grid`` costs one path per value and fold;
     it gave 0.122 / 0.108 / 0.125 on binary digits, but with a few labels per class it
     chooses on a coarse held-out error (standardised wine: 0.88 against 0.86 at 3 labels
