@@ -283,8 +283,9 @@ class MatrixCompletionTransducer(TransductiveMixin, TransformerMixin, Classifier
     (LogisticRegression 0.295, HarmonicFunction 0.172); 7 s without, a few tenths more
     with (quiet machine). Two moons and wine, 1 and 3 labels per class, mean over draws
     0-2 (standardised / raw): moons 0.774 -> 0.861, 0.842 -> 0.981 / 0.678 -> 0.782,
-    0.834 -> 0.913; wine 0.756 -> 0.710, 0.860 -> 0.826 / 0.739 -> 0.714, 0.639 -> 0.830 (standardised wine,
-    where the kNN graph methods all trail LogisticRegression, is the one loss). But
+    0.834 -> 0.913; wine 0.756 -> 0.710, 0.860 -> 0.826 / 0.739 -> 0.714, 0.639 -> 0.830
+    (standardised wine, where the kNN graph methods all trail LogisticRegression, is the
+    one loss). But
     digits "3 against 8" (357 items, 5 labels per class): 0.844 without, 0.755 with, and
     at most 0.839 over ``mu`` chosen on the test labels (0.888 without; HarmonicFunction
     0.977). Gains on most problems and a loss of 9 points on one are why they are an
