@@ -1,15 +1,16 @@
-"""Helpers of ``semisup bench scaling`` (the growth fit, exponents, neighbour comparison)."""
+"""Helpers of ``semisup bench scaling`` and the benchmarks' records (the growth fit,
+exponents, sections, neighbour comparison)."""
 
 import numpy as np
 import pytest
 
-from semisup.experiments import scaling
+from semisup.experiments import _bench, scaling
 
 
 def test_growth_exponent_recovers_a_power_law():
     n = np.array([1e3, 2e3, 4e3, 8e3])
-    assert scaling.growth_exponent(n, 3e-7 * n ** 2.0) == pytest.approx(2.0, abs=1e-12)
-    assert np.isnan(scaling.growth_exponent([1000], [1.0]))
+    assert _bench.growth_exponent(n, 3e-7 * n ** 2.0) == pytest.approx(2.0, abs=1e-12)
+    assert np.isnan(_bench.growth_exponent([1000], [1.0]))
 
 
 def test_compare_neighbors_counts_ties_and_non_ties():
@@ -28,9 +29,9 @@ def test_growth_child_measures_one_fit():
 
 def test_write_section_replaces_only_its_part(tmp_path):
     path = str(tmp_path / "s.md")
-    scaling.write_section(path, "a", ["first"])
-    scaling.write_section(path, "b", ["other"])
-    scaling.write_section(path, "a", ["second"])
+    _bench.write_section(path, "a", ["first"])
+    _bench.write_section(path, "b", ["other"])
+    _bench.write_section(path, "a", ["second"])
     text = open(path).read()
     assert "second" in text and "first" not in text and "other" in text
 

@@ -26,12 +26,6 @@ def test_hide_labels_keeps_per_class_labels():
     assert np.all(h[h >= 0] == y[h >= 0])
 
 
-def test_growth_exponent_recovers_a_power_law():
-    n = np.array([1e3, 2e3, 4e3])
-    assert reduced.growth_exponent(n, 2e-6 * n ** 1.3) == pytest.approx(1.3, abs=1e-12)
-    assert np.isnan(reduced.growth_exponent([10], [1.0]))
-
-
 def test_measure_reports_time_memory_and_error():
     r = reduced.measure(dict(source="digits", n=600, deform=False, pca=None, seed=0,
                              per_class=10, method="LapRLS", params=dict(n_basis=100),

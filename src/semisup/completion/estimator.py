@@ -636,6 +636,7 @@ class MatrixCompletionTransducer(TransductiveMixin, TransformerMixin, Classifier
         k = min(int(k), n - 2)                          # a graph of n items has n - 1
         if k < 1:
             return Xs, MX
+        _check_features_memory((n, d + k))             # before the graph and its eigenvectors
         cnt = MX.sum(axis=0)
         col_mean = Xs.sum(axis=0) / cnt              # unobserved entries are stored as 0
         Xg = np.where(MX, Xs, col_mean)
@@ -651,7 +652,6 @@ class MatrixCompletionTransducer(TransductiveMixin, TransformerMixin, Classifier
                         / k)
         G = G / G_std * scale
         self.graph_features_ = G
-        _check_features_memory((n, d + k))
         # an item with no observed feature sits at the mean in the graph: the graph says
         # nothing about it, its spectral features are unobserved too
         MG = np.repeat(MX.any(axis=1)[:, None], k, axis=1)

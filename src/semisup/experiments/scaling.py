@@ -24,7 +24,6 @@ import numpy as np
 from .._progress import log
 from ..datasets.splits import labeled_per_class
 from ._bench import growth_exponent, in_child, load_mnist, measured, write_parts
-from ._bench import write_section  # noqa: F401  (the record's sections; tests use it here)
 from ._report import markdown_table, timed
 from ._runner import add_common_options, add_options, only_set, report_path, run_command
 
