@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import scipy.linalg as la
 import scipy.sparse as sp
-from sklearn.datasets import load_digits
+from sklearn.datasets import load_breast_cancer, load_digits
 
 from semisup.completion import MatrixCompletionTransducer
 from semisup.completion.graph_features import DENSE_EIGEN_MAX, spectral_features
@@ -56,16 +56,17 @@ def test_spectral_features_signs_and_errors():
 
 def test_graph_features_help_where_the_features_are_not_linear():
     """Digits with 3 labels per class (issue #30: LabelSpreading 0.854): the completion
-    on raw pixels reached 0.762 at best; with the spectral features 0.877 (draw 0)."""
+    on raw pixels reached 0.762 at best; with K - 1 = 9 spectral features (the default)
+    0.869, with 10 0.877 (draw 0)."""
     X, y = load_digits(return_X_y=True)
     rng = np.random.default_rng(0)
     ys = np.full(len(y), -1)
     for c in range(10):
         ys[rng.choice(np.flatnonzero(y == c), 3, replace=False)] = c
     u = ys == -1
-    est = MatrixCompletionTransducer(graph_features=10, random_state=0).fit(X, ys)
+    est = MatrixCompletionTransducer(random_state=0).fit(X, ys)
     assert np.mean(est.transduction_[u] == y[u]) >= 0.86
-    assert est.graph_features_.shape == (len(y), 10)
+    assert est.graph_features_.shape == (len(y), 9)
     assert est.features_.shape == X.shape            # the appended columns are not returned
 
 
@@ -141,20 +142,43 @@ def test_graph_features_are_capped_at_n_minus_2():
     assert tiny.graph_features_ is None
 
 
-def test_graph_features_auto_is_at_most_the_number_of_features():
-    """At a fixed mu, 10 spectral columns beside 2 features diluted the feature loss to
-    rank 1 (scikit-learn's blobs check at mu=0.01: every item one class)."""
+def test_graph_features_auto_is_classes_minus_one_at_most_the_number_of_features():
+    """``"auto"`` (the default): K - 1 columns for K classes, at most d (at a fixed mu, 10
+    spectral columns beside 2 features diluted the feature loss to rank 1: scikit-learn's
+    blobs check at mu=0.01, every item one class); none for an indicator target."""
     X, y = _blobs(20)
     ys = np.where(np.arange(len(y)) % 10 == 0, y, -1)
-    auto = MatrixCompletionTransducer(graph_features="auto", mu=1e-2)
-    assert auto.fit(X, ys).graph_features_.shape == (80, 3)
-    assert auto.fit(np.hstack([X] * 5), ys).graph_features_.shape == (80, 10)
+    auto = MatrixCompletionTransducer(mu=1e-2)
+    assert auto.get_params()["graph_features"] == "auto"
+    assert auto.fit(X, ys).graph_features_.shape == (80, 3)          # 4 classes
+    assert auto.fit(np.hstack([X] * 5), ys).graph_features_.shape == (80, 3)
+    assert auto.fit(X[:, :2], ys).graph_features_.shape == (80, 2)    # d = 2
+    assert auto.fit(X, np.where(ys == 3, 1, ys)).graph_features_.shape == (80, 2)
+    binary = np.where(ys >= 0, ys % 2, -1)
+    assert auto.fit(X, binary).graph_features_.shape == (80, 1)
+    indicator = np.where(ys[:, None] >= 0, (ys[:, None] == np.arange(4)).astype(int), -1)
+    assert auto.fit(X, indicator).graph_features_ is None
+
+
+def test_a_chosen_mu_that_cannot_separate_its_own_labels_falls_back():
+    """Raw breast cancer, 3 labels per class, one spectral feature: a stage whose scores
+    are all 0 won the six-label CV by chance (balanced error 0.3) and every item got one
+    class (accuracy 0.629, draws 0-2). The fit now takes the labels-fitting fallback."""
+    X, y = load_breast_cancer(return_X_y=True)
+    rng = np.random.default_rng(0)
+    ys = np.full(len(y), -1)
+    for c in (0, 1):
+        ys[rng.choice(np.flatnonzero(y == c), 3, replace=False)] = c
+    est = MatrixCompletionTransducer(graph_features=1, random_state=0).fit(X, ys)
+    assert est.cv_fallback_
+    assert np.unique(est.transduction_[ys == -1]).size == 2
+    assert np.array_equal(est.transduction_[ys != -1], ys[ys != -1])
 
 
 def test_graph_features_off_leaves_the_completion_unchanged():
     X, y = _blobs(20)
     ys = np.where(np.arange(len(y)) % 10 == 0, y, -1)
-    est = MatrixCompletionTransducer(mu=1e-2).fit(X, ys)      # the default: off
+    est = MatrixCompletionTransducer(graph_features=None, mu=1e-2).fit(X, ys)
     assert est.graph_features_ is None
     assert est.path_.Z.shape[0] == 4 + 3 + 1          # [Y; X; 1^T] of MC-1, 4 classes
     on = MatrixCompletionTransducer(graph_features=2, mu=1e-2).fit(X, ys)
