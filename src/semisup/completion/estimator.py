@@ -16,7 +16,7 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, TransformerMixin
 from sklearn.utils import check_array
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import _check_feature_names, check_is_fitted
+from sklearn.utils.validation import _check_feature_names
 
 from .._base import TransductiveMixin, _fingerprint, _fit_context
 from .._progress import log
