@@ -81,32 +81,28 @@ NOTES = """## Notes on the protocol
 * Generators: Tables 2-3 draw the 5 values from U[-15, 15] and assign features uniformly at
   random, x ~ N(0, I_100); the LS row at n = 50 (||w*||/sqrt(2) ~ 61) supports this scale.
   Table 1: experts v_q ~ N(0, I_10), uniform assignments, metric (16) with the factor 1/2.
-* Table 1: sigma_y = 0.1 and the table printed x100 (like Table 3). The OCR reads "sigma_y =
-  10^-?"; with sigma_y = 1 unscaled every method stays near an MSE of 2 at p >= 0.9 where the
-  paper reports > 100, while with sigma_y = 0.1 x100 the Oracle is ~0.4-0.5 (paper 0.52; the
-  best-of-Q minimum puts it slightly below sigma_y^2/2 x 100) and AM fails at p = 0.9 with
-  95-230 (paper 101±55): the wrong-expert error ~ ||v_q - v_q'||^2 does not depend on sigma_y.
-  The lambda grid is 10^-8..10^-2 accordingly. AM = best of 3 random starts; PG, CG and RC
-  are followed by AM.
+* Table 1: sigma_y = 0.1, printed x100 (like Table 3); lambda grid 10^-8..10^-2. The OCR
+  reads "sigma_y = 10^-?": with sigma_y = 1 unscaled every method stays near an MSE of 2 at
+  p >= 0.9 (paper > 100); with 0.1 x100 the Oracle is ~0.4-0.5 (paper 0.52; best-of-Q puts it
+  below sigma_y^2/2 x 100) and AM fails at p = 0.9 with 95-230 (paper 101±55), the
+  wrong-expert error ~ ||v_q - v_q'||^2 not depending on sigma_y. AM = best of 3 random
+  starts; PG, CG and RC are followed by AM.
 * Regularisation by CV (5-fold, 3 with --quick) on log grids relative to ||X||_2^2/n; OSCAR
   on a (lambda_1, lambda_2) grid; LS is plain least squares once n > d. PG starts from LSK
   with the same lambda (as in the paper); CG starts from the LSK partition, step 2/(t+2),
   200 iterations (50 with --quick); CGPG = PG from CG's output. CG is the paper's name for
   its Frank-Wolfe (conditional gradient) method: `solver="fw"` (CGPG: `solver="fwpg"`) of
   `ClusteredRegressor`/`ClusteredClassifier`.
-* CG rounding. The paper outputs the last oracle's partition ("FW rounding"). We measured
-  (n = 150, sigma = 0.5, lambda = 1e-3, the relaxed optimum computed precisely by pairwise
-  FW with exact line search, final gap 0.04 on psi ~ 2.3): ||M - M*||_F/||M*||_F = 0.03, and
-  the max-weight atom, k-means of the relaxed w = M u/(lambda n) and spectral rounding of M
-  all return the true partition (error 0.096 = Oracle), but the last oracle has error 14
-  (ARI 0.68). The relaxation is nearly tight; the last oracle is not: at the optimum it is
-  k-means of u = X^T z = lambda n w + (residual correlations of size sigma sqrt(n)), and the
-  second term dominates for the small lambdas CV selects. With the paper's rounding CG's
-  error at n = 150 ranges 0.07-14.5 over 8 seeds (median 3.7, paper 1.05±1.37); we
-  therefore return the visited atom with the smallest psi (`rounding="best"`, default;
-  `rounding="last"` is the paper's): 0.04-0.48 on the same seeds from the LSK start (where
-  it keeps LSK's partition on 7 of 8 seeds, refitted: LSK alone 0.10-0.59), 0.07-0.56 from
-  M_0 = 0.
+* CG rounding. The paper outputs the last oracle's partition ("FW rounding"). At n = 150,
+  sigma = 0.5, lambda = 1e-3 (relaxed optimum by pairwise FW with exact line search, gap 0.04
+  on psi ~ 2.3; ||M - M*||_F/||M*||_F = 0.03) the max-weight atom, k-means of w = M u/(lambda
+  n) and spectral rounding of M all return the true partition (error 0.096 = Oracle), the
+  last oracle has error 14 (ARI 0.68): it is k-means of u = X^T z = lambda n w + residual
+  correlations of size sigma sqrt(n), which dominate at the small lambdas CV selects. Over 8
+  seeds the paper's rounding gives 0.07-14.5 (median 3.7, paper 1.05±1.37); we return the
+  visited atom with the smallest psi (`rounding="best"`, default; "last" is the paper's):
+  0.04-0.48 from the LSK start (LSK's partition kept, refitted, on 7 of 8 seeds; LSK alone
+  0.10-0.59), 0.07-0.56 from M_0 = 0.
 * PG above the Oracle (e.g. seed 0: 0.36 vs 0.09) is statistical, not an optimisation
   failure: two of the five values (1.35 and 1.46) are closer than the LS noise and PG's
   partition has a LOWER objective than the true one (0.3257 vs 0.3270; at or below it on 9
@@ -145,14 +141,11 @@ def _spectral_scale(X):
 
 
 def _cv_errors(methods, grids, score, X, y, n_folds, seed, error, log_as=None):
-    """Fit each method on (X, y) at the lambda of ``grids[name]`` with the smallest summed
-    validation ``score(fit(X_tr, y_tr, g), X_val, y_val)`` over ``n_folds`` folds of
-    ``default_rng(seed).permutation(n)``; score the fit by ``error(fitted)``.
-
-    Plain supervised K-fold: :mod:`semisup.model_selection` keeps every row in each training
-    set and draws other folds, and LS, LSK, OSCAR, IHT and Lasso are functions, not
-    estimators. Returns ``({"errors", "lam", "method_cpu_s"}: {name: value}, {name: fitted})``.
-    """
+    """Fit each method at the lambda of ``grids[name]`` with the smallest summed validation
+    ``score(fit(X_tr, y_tr, g), X_val, y_val)`` over ``n_folds`` folds of
+    ``default_rng(seed).permutation(n)``; score the fit by ``error(fitted)``. Plain supervised
+    K-fold (:mod:`semisup.model_selection` trains on every row and draws other folds).
+    Returns ``({"errors", "lam", "method_cpu_s"}: {name: value}, {name: fitted})``."""
     out, fitted, n = {"errors": {}, "lam": {}, "method_cpu_s": {}}, {}, X.shape[0]
     for name, fit in methods.items():
         c0, grid = time.process_time(), grids[name]
@@ -365,11 +358,8 @@ def _plan(tag, cells, n_rep, quick, seed=0, data_home=None, verbose=False):
 
 def _run_plan(plan, cache=None, *, n_jobs=None, progress=False, desc="clustering",
               compute=True, resume=True):
-    """Run (``compute=False``: only load) the repetitions of ``plan``, one cached unit each.
-
-    Returns ``(values, records)``: ``values[method][cell]`` the finished repetitions' numbers
-    in repetition order, ``records`` the finished repetitions' results.
-    """
+    """Run (``compute=False``: only load) the repetitions of ``plan``, one cached unit each:
+    ``(values[method][cell]: the finished repetitions' numbers, their results)``."""
     cache = cache if isinstance(cache, TrialCache) else TrialCache(cache, code_version(*CODE))
     res = run_units([Unit(k, _rep, (fn, *a), kw) for _, k, (fn, a, kw) in plan], None, cache,
                     desc=desc, n_jobs=n_jobs or 1, resume=resume, assemble_only=not compute,
@@ -466,10 +456,9 @@ def _reproduce(args) -> int:
     cpu = {t: [r["_timing"]["cpu_seconds"] for r in recs] for t, (_, recs) in res.items()}
     text = ["# Learning with clustering structure — reproduced tables", "", header(args), ""]
     if quick:
-        text += [f"**--quick**: {reps[2]} repetition(s) for Tables 2-3 and {reps[1]} for "
-                 f"Table 1 (paper: 50), {reps[4]} split(s) for Table 4 (paper: 20) with fixed "
-                 "lambdas (no CV), 3-fold CV on short lambda grids for Tables 1-3, fewer "
-                 "Frank-Wolfe iterations. Means and deviations over so few runs are rough.", ""]
+        text += [f"**--quick**: {reps[2]} repetition(s) for Tables 2-3, {reps[1]} for Table 1 "
+                 f"(paper: 50), {reps[4]} split(s) for Table 4 (paper: 20; fixed lambdas), "
+                 "3-fold CV on short grids, fewer Frank-Wolfe iterations: rough numbers.", ""]
     text += ["Cells: ours mean±sd (paper's value in parentheses); protocols, generators and "
              "grids in the notes at the end.", "",
              f"Each repetition (one draw of one cell; one Table 4 split) is cached in `{folder}` "
