@@ -121,7 +121,8 @@ def test_rewriting_the_report_keeps_its_hand_written_status(tmp_path, monkeypatc
     cache = TrialCache(str(tmp_path / "reps"), code_version(*exp.CODE))   # as the run's
     for quick in (False, True):
         for _, key, _ in exp._plan("feat", [(150, 0.5)], 1, quick, 0):
-            cache.put(key, {"errors": {m: 0.5 for m in exp.PAPER_T2}, "lam": {}, "cpu_s": 1.0})
+            cache.put(key, {"errors": {m: 0.5 for m in exp.PAPER_T2}, "lam": {},
+                            "_timing": {"cpu_seconds": 1.0, "wall_seconds": 1.0}})
     status = [exp.STATUS, "", "* Table 1: the Oracle matches the paper.", ""]
     report.write_text("\n".join(["# old report", "", *status, "## Table 2", "old rows", ""]))
 

@@ -1,19 +1,16 @@
 """Roulet, Fogel, d'Aspremont & Bach (2016), "Learning with clustering structure".
 
-``semisup reproduce clustering`` (``--quick``, ``--plot``, ``--reps``, ``--only 1,2,3,4``,
-``--n-jobs``, ``--cache``, ``--assemble-only``): Table 1 (sample clustering), Tables 2-3
-(feature clustering against n and sigma) on the spec's generators, Table 4 (Pang-Lee movie
-ratings, 100 x test MSE) and Table 5 (word clusters), lambda by CV, the paper's numbers
-beside ours. Each repetition (one draw of one cell, one Table 4 split) is a cached unit, so
-the full protocol (hours) runs in pieces. PG, CG (``solver="fw"``) and CGPG (``"fwpg"``),
-with and without sparsity, are :class:`semisup.ClusteredRegressor`.
-``semisup bench clustering``: exact 1-D projection (d = 5623, Q = 15) against PyPI
-``ckmeans`` when importable, the sparse+clustered projection and a PG fit on the reviews.
+``semisup reproduce clustering``: Table 1 (sample clustering), Tables 2-3 (feature clustering
+against n and sigma) on the spec's generators, Table 4 (Pang-Lee movie ratings, 100 x test
+MSE) and Table 5 (word clusters), lambda by CV, the paper's numbers beside ours; each
+repetition is a cached unit. PG, CG (``solver="fw"``) and CGPG (``"fwpg"``), with and without
+sparsity, are :class:`semisup.ClusteredRegressor`. ``semisup bench clustering``: the exact 1-D
+projection (d = 5623, Q = 15) against PyPI ``ckmeans``, the sparse+clustered projection and a
+PG fit on the reviews.
 """
 
 from __future__ import annotations
 
-import datetime
 import functools
 import os
 import time
@@ -35,8 +32,8 @@ from ..datasets import load_dataset
 from ..datasets.clustering_synthetic import make_clustered_features, make_clustered_samples
 from ..linalg.kmeans1d import kmeans1d
 from ._checkpoint import TrialCache, code_version
-from ._report import best_of, command_line as _command, kept_section, machine_and_load
-from ._report import markdown_table as _table, mean_sd, paper_rows, timed, write_text as _write
+from ._report import best_of, header, kept_section, markdown_table as _table, mean_sd
+from ._report import paper_rows, timed, write_text as _write
 from ._runner import Unit, add_common_options, cache_dir as _cache_dir, only_set, out_dir
 from ._runner import refuse_empty_assembly, report_path, run_command, run_units, unit_cache
 
@@ -78,58 +75,50 @@ PAPER_T4 = {"LS": "1.51±0.06", "LSK": "1.53±0.06", "PG": "1.52±0.06", "CG": "
 #: repetitions per cell (Table 4: splits), the paper's and --quick's
 PAPER_REPS, QUICK_REPS = {1: 50, 2: 50, 3: 50, 4: 20}, {1: 1, 2: 2, 3: 2, 4: 1}
 
+
 NOTES = """## Notes on the protocol
 
-* Generators: Tables 2-3 draw the 5 values from U[-15, 15] and assign
-  features uniformly at random, x ~ N(0, I_100); the LS row at n = 50 (||w*||/sqrt(2) ~ 61)
-  supports this scale. Table 1: experts v_q ~ N(0, I_10), uniform assignments,
-  sigma_y = 0.1, metric (16) with the factor 1/2, printed x100.
-* Regularisation by CV (5-fold, 3 with --quick) on log grids relative to ||X||_2^2/n;
-  OSCAR on a (lambda_1, lambda_2) grid; LS is plain least squares once n > d.
-  PG starts from LSK with the same lambda (as in the paper); CG starts from the LSK
-  partition, step 2/(t+2), 200 iterations (50 with --quick); CGPG = PG from CG's output.
-  CG is the paper's name for its Frank-Wolfe (conditional gradient) method: in the library
-  it is `solver="fw"` (CGPG: `solver="fwpg"`) of `ClusteredRegressor`/`ClusteredClassifier`.
-* CG rounding. The paper outputs the last oracle's partition ("FW rounding"). We measured
-  (n = 150, sigma = 0.5, lambda = 1e-3, the relaxed optimum computed precisely by pairwise
-  FW with exact line search, final gap 0.04 on psi ~ 2.3): ||M - M*||_F/||M*||_F = 0.03,
-  and the max-weight atom, k-means of the relaxed w = M u/(lambda n) and spectral rounding
-  of M all return the true partition (error 0.096 = Oracle), but the last oracle has error
-  14 (ARI 0.68). The relaxation is nearly tight; the last oracle is not: at the optimum it
-  is k-means of u = X^T z = lambda n w + (residual correlations of size sigma sqrt(n)),
-  and the second term dominates for the small lambdas CV selects. With the paper's rounding
-  CG's error at n = 150 ranges 0.07-14.5 over 8 seeds (median 3.7, paper 1.05±1.37); we
-  therefore return the visited atom with the smallest psi (`rounding="best"`, default;
-  `rounding="last"` is the paper's): 0.04-0.48 on the same seeds from the LSK start (where
-  it keeps LSK's partition on 7 of 8 seeds, refitted: LSK alone 0.10-0.59), 0.07-0.56
-  from M_0 = 0.
+* Generators: Tables 2-3 draw the 5 values from U[-15, 15] and assign features uniformly at
+  random, x ~ N(0, I_100); the LS row at n = 50 (||w*||/sqrt(2) ~ 61) supports this scale.
+  Table 1: experts v_q ~ N(0, I_10), uniform assignments, metric (16) with the factor 1/2.
+* Table 1: sigma_y = 0.1, printed x100 (like Table 3); lambda grid 10^-8..10^-2. The OCR
+  reads "sigma_y = 10^-?": with sigma_y = 1 unscaled every method stays near an MSE of 2 at
+  p >= 0.9 (paper > 100); with 0.1 x100 the Oracle is ~0.4-0.5 (paper 0.52; best-of-Q puts it
+  below sigma_y^2/2 x 100) and AM fails at p = 0.9 with 95-230 (paper 101±55), the
+  wrong-expert error ~ ||v_q - v_q'||^2 not depending on sigma_y. AM = best of 3 random
+  starts; PG, CG and RC are followed by AM.
+* Regularisation by CV (5-fold, 3 with --quick) on log grids relative to ||X||_2^2/n; OSCAR
+  on a (lambda_1, lambda_2) grid; LS is plain least squares once n > d. PG starts from LSK
+  with the same lambda (as in the paper); CG starts from the LSK partition, step 2/(t+2),
+  200 iterations (50 with --quick); CGPG = PG from CG's output. CG is the paper's name for
+  its Frank-Wolfe (conditional gradient) method: `solver="fw"` (CGPG: `solver="fwpg"`) of
+  `ClusteredRegressor`/`ClusteredClassifier`.
+* CG rounding. The paper outputs the last oracle's partition ("FW rounding"). At n = 150,
+  sigma = 0.5, lambda = 1e-3 (relaxed optimum by pairwise FW with exact line search, gap 0.04
+  on psi ~ 2.3; ||M - M*||_F/||M*||_F = 0.03) the max-weight atom, k-means of w = M u/(lambda
+  n) and spectral rounding of M all return the true partition (error 0.096 = Oracle), the
+  last oracle has error 14 (ARI 0.68): it is k-means of u = X^T z = lambda n w + residual
+  correlations of size sigma sqrt(n), which dominate at the small lambdas CV selects. Over 8
+  seeds the paper's rounding gives 0.07-14.5 (median 3.7, paper 1.05±1.37); we return the
+  visited atom with the smallest psi (`rounding="best"`, default; "last" is the paper's):
+  0.04-0.48 from the LSK start (LSK's partition kept, refitted, on 7 of 8 seeds; LSK alone
+  0.10-0.59), 0.07-0.56 from M_0 = 0.
 * PG above the Oracle (e.g. seed 0: 0.36 vs 0.09) is statistical, not an optimisation
-  failure: two of the five values (1.35 and 1.46) are closer than the LS noise and the
-  partition found by PG has a LOWER objective than the true partition (0.3257 vs 0.3270;
-  PG's objective is at or below the truth's on 9 of 10 seeds). Restarts (from 0, from CG,
-  from perturbed LS) reach still lower objectives (0.3145) without lowering the error;
-  only on 1 seed of 10 did they help (0.38 -> 0.27). PG therefore keeps the paper's single
-  LSK start and has no restart option.
-* Table 1: AM = best of 3 random starts; PG, CG and RC are followed by AM.
-* Repetitions: draw r of a cell uses the data seed SeedSequence([0, grid value(s) x 1e6,
-  r]) and CV folds from seed r, so it does not depend on how many repetitions or which
-  cells are run. Tables 2 and 3 share their (n = 150, sigma = 0.5) draws, as the paper's
-  tables do (Table 3's sigma = 0.5 column is Table 2's n = 150 column x100).
-  Table 4 split r permutes the reviews with seed [0, r].
-* Table 1 generator: sigma_y = 0.1 and the table printed x100 (like Table 3), not the
-  other reading, sigma_y = 1 unscaled. The OCR reads "noise on labels is sigma_y = 10^-?"; with
-  sigma_y = 1 every method stays near an MSE of 2 at p >= 0.9 where the paper reports
-  > 100, while with sigma_y = 0.1 and x100 the Oracle is ~0.4-0.5 (paper 0.52; the
-  best-of-Q minimum puts it slightly below sigma_y^2/2 x 100) and AM fails at p = 0.9 with
-  95-230 (paper 101±55), the wrong-expert error ~ ||v_q - v_q'||^2 not depending on
-  sigma_y. The lambda grid is 10^-8..10^-2 accordingly.
-* Table 4 with --quick uses one fixed lambda per method (no CV): OSCAR's untuned
-  (lambda_1, lambda_2) is poor there; IHT and Lasso do much better than in the paper
-  (our features and grids differ from the authors').
+  failure: two of the five values (1.35 and 1.46) are closer than the LS noise and PG's
+  partition has a LOWER objective than the true one (0.3257 vs 0.3270; at or below it on 9
+  of 10 seeds). Restarts (from 0, from CG, from perturbed LS) reach still lower objectives
+  (0.3145) without lowering the error (only on 1 seed of 10: 0.38 -> 0.27), so PG keeps the
+  paper's single LSK start and has no restart option.
+* Repetitions: draw r of a cell uses the data seed SeedSequence([0, grid value(s) x 1e6, r])
+  and CV folds from seed r, whatever the repetitions or cells run. Tables 2 and 3 share their
+  (n = 150, sigma = 0.5) draws, as the paper's do (Table 3's sigma = 0.5 column is Table 2's
+  n = 150 column x100). Table 4 split r permutes the reviews with seed [0, r].
 * Table 4: covariates = term frequencies of the 5623 words with the largest mean TF-IDF
   after removing scikit-learn's English stop words and words in < 5 reviews (our reading of
-  the paper's "stop words, rare words and words with small TF-IDF mean"); Q = 15 and
-  k = d/2 fixed at the values the paper's CV selected; lambda by CV for each method.
+  the paper's "stop words, rare words and words with small TF-IDF mean"); Q = 15 and k = d/2
+  fixed at the values the paper's CV selected; lambda by CV for each method. With --quick
+  one fixed lambda per method (no CV): OSCAR's untuned (lambda_1, lambda_2) is poor there;
+  IHT and Lasso do much better than in the paper (our features and grids differ).
 """
 
 # Bump PROTOCOL when a grid, generator or solver setting below changes: the cached
@@ -142,22 +131,21 @@ def _ms(values, scale=1.0):
     return mean_sd(values, 2, "±", scale)
 
 
+def _mean(v):
+    return float(np.mean(v)) if len(v) else np.nan
+
+
 def _spectral_scale(X):
     """||X||_2^2 / n: the lambda grids are relative to it, so they are scale free."""
     return CenteredDesign(X, center=False).spectral_norm_sq() / X.shape[0]
 
 
 def _cv_errors(methods, grids, score, X, y, n_folds, seed, error, log_as=None):
-    """Fit each method on (X, y) at the lambda of ``grids[name]`` with the smallest summed
-    validation ``score(fit(X_tr, y_tr, g), X_val, y_val)`` over ``n_folds`` folds of
-    ``default_rng(seed).permutation(n)``; score the fit by ``error(fitted)``.
-
-    Plain supervised K-fold, not :mod:`semisup.model_selection`: its TransductiveSplit keeps
-    every row in each training set (these fits must not see the held-out rows), its folds
-    come from KFold (other folds, so other lambdas and numbers than the protocol's) and
-    LS, LSK, OSCAR, IHT and Lasso are functions, not estimators for GridSearchCV.
-    Returns ``({"errors", "lam", "method_cpu_s"}: {name: value}, {name: fitted})``.
-    """
+    """Fit each method at the lambda of ``grids[name]`` with the smallest summed validation
+    ``score(fit(X_tr, y_tr, g), X_val, y_val)`` over ``n_folds`` folds of
+    ``default_rng(seed).permutation(n)``; score the fit by ``error(fitted)``. Plain supervised
+    K-fold (:mod:`semisup.model_selection` trains on every row and draws other folds).
+    Returns ``({"errors", "lam", "method_cpu_s"}: {name: value}, {name: fitted})``."""
     out, fitted, n = {"errors": {}, "lam": {}, "method_cpu_s": {}}, {}, X.shape[0]
     for name, fit in methods.items():
         c0, grid = time.process_time(), grids[name]
@@ -268,26 +256,25 @@ def _movie_methods(Q, k, cg_iter):
             return m.coef_, m.intercept_
         return fit
 
-    def centred(fn, design="dense"):
-        """``fn(Xc, yc, lam)`` on the centred design given as "operator" (the sparse X
-        centred implicitly, for the first-order OSCAR and IHT: 5x fewer flops a product)
-        or "sparse" (X itself; ``fn`` centres it)."""
+    def centred(fn, operator=False):
+        """``fn(Xc, yc, lam)`` on X itself (``fn`` centres it) or, with ``operator``, on the
+        sparse X centred implicitly (first-order OSCAR and IHT: 5x fewer flops a product)."""
         def fit(X, y, lam):
             A = CenteredDesign(X)
-            w = fn(A.operator() if design == "operator" else X, y - y.mean(), lam)
+            w = fn(A.operator() if operator else X, y - y.mean(), lam)
             return w, float(y.mean() - A.mean @ w)
         return fit
 
     def iht_fit(X, y, lam):  # from the ridge solution, as iht's default start
         w0 = least_squares(X, y - y.mean(), max(lam, 1e-6), center=True)
         return centred(lambda Xc, yc, lam: iht(Xc, yc, k, lam, w0=w0, max_iter=300),
-                       "operator")(X, y, lam)
+                       True)(X, y, lam)
 
     return {"LS": centred(lambda X, y, lam: least_squares(X, y, lam, center=True)),
             "LSK": centred(lambda X, y, lam: lsk(X, y, Q, lam, center=True)[0]),
             "PG": est("pg"), "CG": est("fw"), "CGPG": est("fwpg"),
             "OSCAR": centred(lambda X, y, lam: oscar(X, y, lam[0], lam[1], max_iter=500,
-                                                     tol=1e-6), "operator"),
+                                                     tol=1e-6), True),
             "PGS": est("pg", k), "CGPGS": est("fwpg", k), "IHT": iht_fit,
             "Lasso": centred(lambda X, y, lam: lasso(X, y, lam, center=True))}
 
@@ -331,8 +318,7 @@ def movie_split_rep(split, seed=0, *, quick=False, data_home=None, verbose=False
 
 def _word_clusters(w, words, rng, per=12):
     """Table 5: ``per`` random words of each of the 2 smallest and the 2 largest values."""
-    values = np.unique(w)
-    rows = []
+    values, rows = np.unique(w), []
     for v in [*values[:2], *values[-2:]]:
         members = words[w == v]
         pick = rng.choice(members, size=min(per, members.size), replace=False)
@@ -341,24 +327,22 @@ def _word_clusters(w, words, rng, per=12):
 
 
 # ----------------------------------------------------------------------------- units
-def _mode(quick):
-    return f"{'quick' if quick else 'full'}-{PROTOCOL}"
-
-
 def _rep(fn, *args, **kwargs):
-    """One repetition, with its CPU and wall seconds and without its ConvergenceWarnings
-    (capped solvers are the protocol)."""
+    """One repetition without its ConvergenceWarnings (capped solvers are the protocol)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        out, wall, cpu = timed(fn, *args, **kwargs)
-    return {**out, "cpu_s": cpu, "wall_s": wall}
+        return fn(*args, **kwargs)
 
 
-def _plan(tag, cells, n_rep, quick, seed):
+def _plan(tag, cells, n_rep, quick, seed=0, data_home=None, verbose=False):
     """``(cell index, cache key, (fn, args, kwargs))`` of each repetition of ``cells`` (tuples
-    of grid values). The data seed depends on (seed, cell, rep) only, so more repetitions or
-    fewer cells reuse the draws already cached; Tables 2 and 3 share the tag "feat" and so
-    their (n = 150, sigma = 0.5) draws, as the paper's tables do."""
+    of grid values; Table 4: split numbers). The data seed depends on (seed, cell, rep) only,
+    so more repetitions or fewer cells reuse the cached draws; Tables 2 and 3 share the tag
+    "feat" and so their (n = 150, sigma = 0.5) draws, as the paper's tables do."""
+    mode = f"{'quick' if quick else 'full'}-{PROTOCOL}"
+    if tag == "t4":
+        return [(0, f"t4-pang_lee-split={r}-seed={seed}-{mode}", (movie_split_rep, (r, seed), {
+            "quick": quick, "data_home": data_home, "verbose": verbose})) for r in range(n_rep)]
     fn, names = {"feat": (feature_clustering_rep, ("n", "sigma")),
                  "t1": (sample_clustering_rep, ("p",))}[tag]
     plan = []
@@ -367,28 +351,15 @@ def _plan(tag, cells, n_rep, quick, seed):
             ds = int(np.random.SeedSequence([int(seed), *[int(round(1e6 * v)) for v in cell],
                                              rep]).generate_state(1)[0] >> 1)
             key = "-".join([tag, *[f"{k}={v:g}" for k, v in zip(names, cell)], f"rep={rep}",
-                            f"seed={ds}", _mode(quick)])
+                            f"seed={ds}", mode])
             plan.append((i, key, (fn, (*cell, rep, ds), {"quick": quick})))
     return plan
 
 
-def _plans(reps, quick, data_home, verbose=False):
-    """Table -> plan; the grids are read here (tests may shrink them)."""
-    return {1: _plan("t1", [(p,) for p in P_GRID], reps[1], quick, 0),
-            2: _plan("feat", [(n, 0.5) for n in N_GRID], reps[2], quick, 0),
-            3: _plan("feat", [(150, s) for s in SIGMA_GRID], reps[3], quick, 0),
-            4: [(0, f"t4-pang_lee-split={r}-seed=0-{_mode(quick)}", (movie_split_rep, (r, 0), {
-                "quick": quick, "data_home": data_home, "verbose": verbose}))
-                for r in range(reps[4])]}
-
-
 def _run_plan(plan, cache=None, *, n_jobs=None, progress=False, desc="clustering",
               compute=True, resume=True):
-    """Run (``compute=False``: only load) the repetitions of ``plan``, one cached unit each.
-
-    Returns ``(values, records)``: ``values[method][cell]`` the finished repetitions' numbers
-    in repetition order, ``records`` the finished repetitions' results.
-    """
+    """Run (``compute=False``: only load) the repetitions of ``plan``, one cached unit each:
+    ``(values[method][cell]: the finished repetitions' numbers, their results)``."""
     cache = cache if isinstance(cache, TrialCache) else TrialCache(cache, code_version(*CODE))
     res = run_units([Unit(k, _rep, (fn, *a), kw) for _, k, (fn, a, kw) in plan], None, cache,
                     desc=desc, n_jobs=n_jobs or 1, resume=resume, assemble_only=not compute,
@@ -416,18 +387,22 @@ def sample_clustering_table(p_grid, n_rep, *, quick=False, seed=0, verbose=False
 
 
 # ----------------------------------------------------------------------------- reproduce
-#: Tables 1-3 in the report's order: (table, title, grid, paper's grid, column label, paper,
-#: scale); the grids are module attributes read when the report is written (tests shrink them)
-T123 = [(2, "## Table 2 — ||w* - w||, d = 100, 5 values, sigma = 0.5", "N_GRID", N_GRID,
-         "n={}", PAPER_T2, 1.0),
-        (3, "## Table 3 — 100 x ||w* - w||, n = 150 (printed x100 as in the paper)",
-         "SIGMA_GRID", SIGMA_GRID, "σ={}", PAPER_T3, 100.0),
-        (1, "## Table 1 — 100 x best-of-Q test MSE (16) with the factor 1/2, Q = 3, d = 10, "
-         "sigma_y = 0.1", "P_GRID", P_GRID, "p={}", PAPER_T1, 100.0)]
+#: Tables 1-3 in the report's order: table -> (title, grid: the module attribute read at run
+#: time (tests shrink it), the paper's grid, column label, paper's rows, scale, unit tag,
+#: cell of a grid value)
+T123 = {2: ("## Table 2 — ||w* - w||, d = 100, 5 values, sigma = 0.5", "N_GRID", N_GRID,
+            "n={}", PAPER_T2, 1.0, "feat", lambda n: (n, 0.5)),
+        3: ("## Table 3 — 100 x ||w* - w||, n = 150 (printed x100 as in the paper)",
+            "SIGMA_GRID", SIGMA_GRID, "σ={}", PAPER_T3, 100.0, "feat", lambda s: (150, s)),
+        1: ("## Table 1 — 100 x best-of-Q test MSE (16) with the factor 1/2, Q = 3, d = 10, "
+            "sigma_y = 0.1", "P_GRID", P_GRID, "p={}", PAPER_T1, 100.0, "t1", lambda p: (p,))}
 
 
-def _mean(v):
-    return float(np.mean(v)) if len(v) else np.nan
+def _plans(reps, quick, data_home, verbose=False):
+    """Table -> plan; the grids are read here (tests may shrink them)."""
+    plans = {t: _plan(tag, [cell(g) for g in globals()[grid]], reps[t], quick)
+             for t, (_, grid, _, _, _, _, tag, cell) in T123.items()}
+    return {**plans, 4: _plan("t4", (), reps[4], quick, 0, data_home, verbose)}
 
 
 def _plot(t2, t3, out):
@@ -445,15 +420,10 @@ def _plot(t2, t3, out):
 
 def _side_by_side(ours, paper, paper_grid, grid, label, scale):
     """Rows 'ours mean±sd (paper's value)' for the columns ``grid`` ('—' off the paper's)."""
-    rows = []
-    for name in paper:
-        row = {"method": name}
-        for j, g in enumerate(grid):
-            mine = _ms(ours[name][j], scale) if name in ours else "—"
-            row[label.format(g)] = (f"{mine} ({paper[name][paper_grid.index(g)]})"
-                                    if g in paper_grid else f"{mine} (—)")
-        rows.append(row)
-    return rows
+    return [{"method": name, **{label.format(g): "{} ({})".format(
+        _ms(ours[name][j], scale) if name in ours else "—",
+        paper[name][paper_grid.index(g)] if g in paper_grid else "—")
+        for j, g in enumerate(grid)}} for name in paper]
 
 
 def _count_note(values, requested, paper_n, unit, cpu):
@@ -477,49 +447,35 @@ def _reproduce(args) -> int:
     out_dir(args)
     path, folder, cache = report_path(args), _cache_dir(args, "reps"), unit_cache(args, "reps")
     plans = _plans(reps, quick, args.data_home, args.verbose)
-    t4_error = None
     for t in [] if args.assemble_only else [t for t in (2, 3, 1, 4) if t in tables]:
         log(f"[clustering] Table {t}: {len(plans[t])} repetitions", args.verbose)
-        if t == 4:
-            try:  # fail early when the data are missing (and load them once here)
-                _movie_data(args.data_home)
-            except (FileNotFoundError, OSError) as exc:
-                t4_error = exc
-                continue
         _run_plan(plans[t], cache, n_jobs=args.n_jobs, progress=args.verbose,
                   desc=f"clustering Table {t}", resume=args.resume)
     res = {t: _run_plan(plans[t], cache, compute=False) for t in (1, 2, 3, 4)}
     refuse_empty_assembly(args, sum(len(recs) for _, recs in res.values()), folder)
-
-    text = ["# Learning with clustering structure — reproduced tables", "",
-            f"Command: `{_command(args)}` ({datetime.datetime.now():%Y-%m-%d %H:%M}; "
-            f"{machine_and_load()}).", ""]
+    cpu = {t: [r["_timing"]["cpu_seconds"] for r in recs] for t, (_, recs) in res.items()}
+    text = ["# Learning with clustering structure — reproduced tables", "", header(args), ""]
     if quick:
-        text += [f"**--quick**: {reps[2]} repetition(s) for Tables 2-3 and {reps[1]} for "
-                 f"Table 1 (paper: 50), {reps[4]} split(s) for Table 4 (paper: 20) with fixed "
-                 "lambdas (no CV), 3-fold CV on short lambda grids for Tables 1-3, fewer "
-                 "Frank-Wolfe iterations. Means and deviations over so few runs are rough.", ""]
-    text += ["Cells: ours mean±sd (paper's value in parentheses). Protocols, generators and "
-             "grids: the notes at the end of this page and the module docstring of "
-             "`semisup.experiments.clustering`.", "",
-             f"Each repetition (one draw of one cell; one Table 4 split) is stored in "
-             f"`{folder}` as it finishes and reused by later runs; every table below is "
-             "assembled from that folder"
+        text += [f"**--quick**: {reps[2]} repetition(s) for Tables 2-3, {reps[1]} for Table 1 "
+                 f"(paper: 50), {reps[4]} split(s) for Table 4 (paper: 20; fixed lambdas), "
+                 "3-fold CV on short grids, fewer Frank-Wolfe iterations: rough numbers.", ""]
+    text += ["Cells: ours mean±sd (paper's value in parentheses); protocols, generators and "
+             "grids in the notes at the end.", "",
+             f"Each repetition (one draw of one cell; one Table 4 split) is cached in `{folder}` "
+             "and reused by later runs; the tables are assembled from that folder"
              + (" (`--assemble-only`: nothing was computed by this run)" if args.assemble_only
                 else f" (computed by this run: Tables {', '.join(map(str, sorted(tables)))})")
-             + ", with the repetition counts stated per table.", ""]
+             + ".", ""]
     if not quick:  # the status speaks of the full protocol's numbers, not of a --quick run
         text += kept_section(path, STATUS)
     missing = {t: [f"Not run yet: no finished repetition in `{folder}` (compute it with "
                    f"`--only {t}`).", ""] for t in res}
-    if t4_error is not None:
-        missing[4] = [f"Not run: the Pang-Lee data were not found ({t4_error}).", ""]
-    for t, title, grid, paper_grid, label, paper, scale in T123:
-        (values, recs), grid = res[t], globals()[grid]
+    for t, (title, grid, paper_grid, label, paper, scale, _, _) in T123.items():
+        values, grid = res[t][0], globals()[grid]
         text += [title, ""] + (missing[t] if not values else [
-            _count_note(values, reps[t], PAPER_REPS[t], "repetition", [r["cpu_s"] for r in recs]),
-            "", _table(_side_by_side(values, paper, paper_grid, grid, label, scale),
-                       ["method", *[label.format(g) for g in grid]]), ""])
+            _count_note(values, reps[t], PAPER_REPS[t], "repetition", cpu[t]), "",
+            _table(_side_by_side(values, paper, paper_grid, grid, label, scale),
+                   ["method", *[label.format(g) for g in grid]]), ""])
     values, recs = res[4]
     if not values:
         text += ["## Table 4", "", *missing[4]]
@@ -528,15 +484,14 @@ def _reproduce(args) -> int:
                  "paper": PAPER_T4[m]} for m in PAPER_T4]
         text += ["## Table 4 — 100 x test MSE, Pang-Lee scale data (n = {}, d = {}), Q = 15, "
                  "k = d/2".format(*recs[0]["shape"]), "",
-                 _count_note(values, reps[4], PAPER_REPS[4], "split", [r["cpu_s"] for r in recs]),
-                 "", _table(rows, ["method", "ours", "paper"]), "",
+                 _count_note(values, reps[4], PAPER_REPS[4], "split", cpu[4]), "",
+                 _table(rows, ["method", "ours", "paper"]), "",
                  "## Table 5 — word clusters of PG with the largest |weight| (first split in the "
                  "cache)", "", _table(recs[0]["clusters"], ["value", "size", "words"]), ""]
     if args.plot and res[2][0] and res[3][0]:
         text += [f"Figure: `{_plot(res[2][0], res[3][0], args.out)}`.", ""]
-    cpu = sum(r["cpu_s"] for _, recs in res.values() for r in recs)
     text += [NOTES, f"Total time of this run {time.perf_counter() - t0:.0f} s; CPU time of all "
-             f"repetitions above {cpu / 3600:.2f} core-h.", ""]
+             f"repetitions above {sum(map(sum, cpu.values())) / 3600:.2f} core-h.", ""]
     print(_write(path, "\n".join(text) + "\n"))
     return 0
 
@@ -545,23 +500,26 @@ def _reproduce(args) -> int:
 def _bench(args) -> int:
     d, Q = 5623, 15
     x = np.random.default_rng(0).standard_normal(d)
+
+    def row(method, out_t, sse):
+        return {"method": method, "seconds": f"{out_t[1]:.4f}", "SSE": f"{sse:.6f}"}
+
     rows = []
     for backend in ["numba", "numpy"] if available("numba") else ["numpy"]:
-        r, t = best_of(kmeans1d, x, Q, backend=backend, warmup=True)
-        rows.append({"method": f"semisup kmeans1d ({backend})", "seconds": f"{t:.4f}",
-                     "SSE": f"{r.cost:.6f}"})
+        r = best_of(kmeans1d, x, Q, backend=backend, warmup=True)
+        rows.append(row(f"semisup kmeans1d ({backend})", r, r[0].cost))
     if available("ckmeans"):
         import ckmeans
-        groups, t = best_of(ckmeans.ckmeans, x, Q, warmup=True)
-        sse = sum(float(((g - g.mean()) ** 2).sum()) for g in groups)
-        rows.append({"method": "PyPI ckmeans", "seconds": f"{t:.4f}", "SSE": f"{sse:.6f}"})
+        r = best_of(ckmeans.ckmeans, x, Q, warmup=True)
+        sse = sum(float(((g - g.mean()) ** 2).sum()) for g in r[0])
+        rows.append(row("PyPI ckmeans", r, sse))
         ck_note = "PyPI `ckmeans` timed on the same input in the same run."
     else:
         ck_note = ("PyPI `ckmeans` is not importable in this environment (install it to compare: "
                    "`pip install ckmeans`); not compared.")
-    p, t = best_of(project_sparse_clustered, x, d // 2, Q, warmup=True)
-    rows.append({"method": f"sparse+clustered DP (k = {d // 2})", "seconds": f"{t:.4f}",
-                 "SSE": f"{float(np.sum((x - p.point) ** 2)):.6f}"})
+    r = best_of(project_sparse_clustered, x, d // 2, Q, warmup=True)
+    rows.append(row(f"sparse+clustered DP (k = {d // 2})", r,
+                    float(np.sum((x - r[0].point) ** 2))))
     fit_rows = []
     try:
         X, y, _, s, _ = _movie_data(args.data_home)
@@ -572,10 +530,7 @@ def _bench(args) -> int:
                              "train MSE x100": f"{100 * np.mean((m.predict(X) - y) ** 2):.3f}"})
     except (FileNotFoundError, OSError) as exc:
         fit_rows.append({"fit": f"not run: Pang-Lee data not found ({exc})"})
-    text = ["# Clustering-structure benchmarks", "",
-            f"Command: `{_command(args)}` ({datetime.datetime.now():%Y-%m-%d %H:%M}; "
-            f"{machine_and_load()}). Shared machine: 1-minute load average "
-            f"{os.getloadavg()[0]:.1f}.", "",
+    text = ["# Clustering-structure benchmarks", "", header(args), "",
             f"## Exact projections, d = {d}, Q = {Q} (x ~ N(0, 1); best of 5 runs after a "
             "warm-up)", "", ck_note, "", _table(rows, ["method", "seconds", "SSE"]), "",
             "Targets: exact 1-D projection < 0.1 s; sparse+clustered projection < 1 s.", "",
