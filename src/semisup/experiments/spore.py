@@ -33,9 +33,9 @@ from ..graph import cosine_threshold_graph, rbf_threshold_graph
 from ..linalg.svm_dual import sign_predictions
 from ..spore import SPORE, MultiGraphSPORE
 from ._report import header, load_average, markdown_table, mean_sd, timed
-from ._runner import (Unit, add_common_options, add_options, blas_limit, cache_dir, only_set,
-                      out_dir, refuse_empty_assembly, report_path, run_command, run_units,
-                      unit_cache, write_report)
+from ._runner import (Unit, add_common_options, blas_limit, cache_dir, only_set, out_dir,
+                      refuse_empty_assembly, report_path, run_command, run_units, unit_cache,
+                      write_report)
 
 # ---------------------------------------------------------------------------- the paper
 #: Tables 1 and 2 (Un-Lap, N-Lap, KS, SPORE), accuracy % on unlabelled nodes
@@ -478,13 +478,12 @@ def add_reproduce_parser(subparsers):
                   "Table 1, 1 for Table 2, 10 for Table 4, 3 for path; --quick: 2, 1, 3, 1)",
         quick_help="2 draws, fixed (C, beta), Table 2 on 1000 nodes, pair 1v2 only, Table 4 "
                    "with 3 draws (written under --out)")
-    add_options(p, {
-        "--datasets": dict(help="restrict Tables 1 and 2 to these (comma list, e.g. "
-                                "heart,sonar,mnist-1v2)"),
-        "--seed": dict(type=int, default=0),
-        "--mnist-similarity": dict(type=float, help="cosine-similarity threshold of the MNIST "
-                                   "graphs (default 0.6: 'cosine distance ... threshold with "
-                                   "0.4' read as distance < 0.4); cached as mnist-3v8+sim0.4")})
+    p.add_argument("--datasets", help="restrict Tables 1 and 2 to these (comma list, e.g. "
+                   "heart,sonar,mnist-1v2)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--mnist-similarity", type=float, help="cosine-similarity threshold of the "
+                   "MNIST graphs (default 0.6: 'cosine distance ... threshold with 0.4' read as "
+                   "distance < 0.4); other values are cached as mnist-3v8+sim0.4")
     p.set_defaults(func=partial(run_command, body=_reproduce))
 
 
@@ -566,17 +565,6 @@ def bench_sdp(sizes, args):
     return whole, block
 
 
-#: the benchmark's tables: columns
-BENCH_COLS = {
-    "pairs": ["pair", "n", "seconds", "eigh seconds (share)", "final objective", "accuracy %",
-              "load avg"],
-    "whole": ["n", "SCS seconds", "SCS value", "IIP T x inner", "IIP seconds", "IIP best",
-              "rel. gap", "infeasibility", "speed-up", "load avg"],
-    "block": ["n", "l", "SCS whole graph s", "SCS block s", "SCS block value",
-              "IIP-on-block T x inner", "seconds", "best", "rel. gap to SCS whole",
-              "infeasibility", "speed-up vs SCS whole", "speed-up vs SCS block"]}
-
-
 def _bench(args) -> int:
     pairs = [tuple(int(c) for c in p.split("v")) for p in args.pairs.split(",") if p]
     sizes = [int(s) for s in args.sizes.split(",")] if args.sizes else []
@@ -588,7 +576,9 @@ def _bench(args) -> int:
         lines += [f"## Table 2 setting: {args.n} MNIST nodes, 10 % labels, T = 5 outer x 20 "
                   f"inner, {args.dtype} iterates, C = 1, beta = 0.01"
                   + (f" (target <= {target} s per pair)" if target else ""), "",
-                  markdown_table(bench_table2(pairs, args.n, args), BENCH_COLS["pairs"]), ""]
+                  markdown_table(bench_table2(pairs, args.n, args), [
+                      "pair", "n", "seconds", "eigh seconds (share)", "final objective",
+                      "accuracy %", "load avg"]), ""]
     if sizes:
         whole, block = bench_sdp(sizes, args)
         lines += ["## IIP vs cvxpy/SCS to the same objective", "",
@@ -599,12 +589,18 @@ def _bench(args) -> int:
                   "side (infeasible iterates can undershoot); the time is that of the one run "
                   "that gets there. Speed-up = SCS seconds / IIP seconds.", "",
                   f"**Whole graph** (all n vertices; IIP up to T = {args.max_T_full}):", "",
-                  markdown_table(whole, BENCH_COLS["whole"]), "",
+                  markdown_table(whole, ["n", "SCS seconds", "SCS value", "IIP T x inner",
+                                         "IIP seconds", "IIP best", "rel. gap",
+                                         "infeasibility", "speed-up", "load avg"]), "",
                   "**Labelled block** (spore.md §3.1: SPORE's optimum on G is that on the "
                   "subgraph of the l labelled vertices, and blockdiag(K_SS*, I) is optimal for "
                   "G; `semisup.spore.reduced.spore_optimum`), against SCS on the whole graph "
                   "and on the same block:", "",
-                  markdown_table(block, BENCH_COLS["block"]), ""]
+                  markdown_table(block, ["n", "l", "SCS whole graph s", "SCS block s",
+                                         "SCS block value", "IIP-on-block T x inner",
+                                         "seconds", "best", "rel. gap to SCS whole",
+                                         "infeasibility", "speed-up vs SCS whole",
+                                         "speed-up vs SCS block"]), ""]
     path, text = report_path(args), "\n".join(lines)
     if os.path.exists(path):
         # a log of runs with hand-written context between them: append a dated section
@@ -623,17 +619,16 @@ def _bench(args) -> int:
 def add_bench_parser(subparsers):
     p = subparsers.add_parser("spore", help="SPORE: Table 2 timing per digit pair; IIP vs "
                               "cvxpy/SCS at n = 100, 200, 300")
-    add_options(p, {
-        "--pairs": dict(default="1v2", help="digit pairs for the 2000-node run, e.g. "
-                        "1v2,3v8,5v6,1v7,4v9 ('' to skip)"),
-        "--n": dict(type=int, default=2000, help="vertices of the MNIST pair graph"),
-        "--dtype": dict(choices=("float32", "float64"), default="float32",
-                        help="precision of the n x n iterates (Table 2: float32)"),
-        "--sizes": dict(default="100,200,300", help="SDP comparison sizes ('' to skip)"),
-        "--max-T": dict(type=int, default=1600, help="largest T of IIP on the labelled block "
-                        "in the SDP race"),
-        "--max-T-full": dict(type=int, default=400, help="largest T of IIP on the whole graph "
-                             "in the SDP race (0: skip)")})
+    p.add_argument("--pairs", default="1v2", help="digit pairs for the 2000-node run, e.g. "
+                   "1v2,3v8,5v6,1v7,4v9 ('' to skip)")
+    p.add_argument("--n", type=int, default=2000, help="vertices of the MNIST pair graph")
+    p.add_argument("--dtype", choices=("float32", "float64"), default="float32",
+                   help="precision of the n x n iterates (Table 2: float32)")
+    p.add_argument("--sizes", default="100,200,300", help="SDP comparison sizes ('' to skip)")
+    p.add_argument("--max-T", type=int, default=1600, help="largest T of IIP on the labelled "
+                   "block in the SDP race")
+    p.add_argument("--max-T-full", type=int, default=400, help="largest T of IIP on the whole "
+                   "graph in the SDP race (0: skip)")
     add_common_options(p, "spore", "bench", unused=(
         "--cache", "--reps", "--n-jobs", "--plot", "--resume", "--assemble-only", "--only"),
         needs=lambda args: {**({"pairs": ("mnist",)} if args.pairs else {}),
