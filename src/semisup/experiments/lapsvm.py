@@ -412,7 +412,7 @@ NOTES = {
               "to unit length: the paper's sigma = 0.6 is then 1.6x the mean 10th-NN distance, "
               "as its sigma is on USPST and G50C; with `pixels` it is 0.12x, K is almost the "
               "identity and the supervised SVM degenerates to its bias.",
-    "mnist3vs8": "MNIST3VS8: 11 982 training images (3s and 8s), unit-norm rows, kernel "
+    "mnist3vs8": "MNIST3VS8: 11 982 training images (digits 3 and 8), unit-norm rows, kernel "
                  "(x'z)^9, 20-NN heat graph, L^3; with --quick (and above --max-direct-n on "
                  "later splits) no dual/Newton/LapRLSC. Over 12 draws PCG's test error is 2.40 "
                  "(0.53) % against the paper's 1.93 (0.20) %, from 1.7 % to 3.5 % with the draw "
