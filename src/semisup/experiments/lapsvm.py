@@ -1,28 +1,21 @@
 """Melacci & Belkin (2011), "Laplacian SVMs trained in the primal": tables, figures, benchmark.
 
 ``semisup reproduce lapsvm [--only g50c,...] [--quick] [--tune] [--plot] [--figures-only]``
-    Tables 3–7 (training times of dual / Newton / PCG with each stopping rule, PCG and
-    line-search iterations, errors on U, V, T, Newton steps) and the supervised / LapRLS
-    baselines of Table 4 on the paper's protocol (12 splits, Table 2 sizes, Appendix A
-    parameters: :data:`CONFIGS`), the paper's numbers beside ours (:data:`PAPER_TABLE3`,
-    :data:`PAPER_ERRORS`), in ``docs/results/lapsvm.md`` (a full run; else
-    ``<--out>/lapsvm.md``). The graph methods are the public ``semisup.LapRLS`` /
-    ``semisup.LapSVM`` with the kernel and graph precomputed. ``--plot`` also draws Figures
-    3-4 (two moons) and 5–7 (error vs PCG iteration, from ``keep_path=True``),
-    ``--figures-only`` only them. Each split is one cached unit of the runner.
+    Tables 3-7 (training times, PCG and line-search iterations, errors on U, V, T, Newton
+    steps) and Table 4's supervised / LapRLS baselines on the paper's protocol (12 splits,
+    Table 2 sizes, Appendix A parameters: :data:`CONFIGS`), the paper's numbers beside ours;
+    ``--plot`` adds Figures 3-7, ``--figures-only`` draws only them. One cached unit a split.
 ``semisup bench lapsvm``
-    MNIST3VS8 PCG with the stability check (time, test error), PCG time on the other data
-    sets against Table 3, and dual vs Newton vs PCG at n = 1k, 2k, 4k, 8k (time, memory).
+    PCG on MNIST3VS8, PCG time per stopping rule against Table 3, dual vs Newton vs PCG at
+    n = 1k..8k (time, memory).
 
-As in the paper (footnote 4) the Gram matrix and the Laplacian are precomputed: training times
-are solver times. The training set of a split is ``L ∪ U``; ``V`` is held out for model
-selection and the validation/mixed rules, ``T`` is the test fold.
+As in the paper (footnote 4) K and L are precomputed: times are solver times. A split trains
+on L ∪ U; V serves model selection and the validation/mixed rules, T is the test fold.
 """
 
 from __future__ import annotations
 
 import argparse
-import datetime
 import functools
 import os
 import tracemalloc
@@ -39,7 +32,7 @@ from ..kernels import kernel_matrix
 from ..lapsvm import (LapRLS, LapSVM, dual_lapsvm, laplacian_operator, newton, pcg,
                       rlsc_fit, svm_fit)
 from ..lapsvm.stopping import make_rule
-from ._report import command_line, header, machine_and_load, markdown_table, timed
+from ._report import header, markdown_table, paper_rows, timed
 from ._runner import (Unit, add_common_options, add_options, cache_dir, only_set, out_dir,
                       report_path, run_command, run_units, unit_cache, write_report)
 
@@ -47,12 +40,9 @@ from ._runner import (Unit, add_common_options, add_options, cache_dir, only_set
 # -- the paper's set-up and numbers ---------------------------------------------------------
 RULES = ("stability", "validation", "mixed")
 GRID = (1e-6, 1e-4, 1e-2, 1e-1, 1.0, 10.0, 100.0)
-#: Table 2 and Appendix A (Tables 9–10; spec §10): the kernel (Gaussian width ``sigma``, or
-#: ``(x'z)^degree``), the ``nn``-NN heat graph and Laplacian power ``p``, (|L|, |V|), gamma_A
-#: of the supervised SVM and RLSC, (gamma_A, gamma_I) of Newton, LapRLSC, the dual (its
-#: gamma_I re-selected on V) and PCG (one pair, or one per rule). ``coil``: COIL_SCALINGS
-#: apply; ``fixed``: MNIST's train/test parts; ``scaled``: FACEMIT's reduced protocol
-#: (:func:`load`); ``macro``: macro error; ``equalize``: histogram-equalised images.
+#: Table 2 and Appendix A (Tables 9-10): the kernel (RBF ``sigma`` or ``(x'z)^degree``), the
+#: ``nn``-NN heat graph, Laplacian power ``p``, (|L|, |V|), gamma_A of SVM and RLSC, (gamma_A,
+#: gamma_I) of Newton, LapRLSC, the dual and PCG (one pair, or one per rule); flags: :func:`load`.
 CONFIGS = {
     "g50c": dict(label="G50C", sigma=17.5, nn=50, p=5, sizes=(50, 50), svm=1e-1, rlsc=1e-6,
                  newton=(1e-1, 10.0), laprls=(1e-6, 1e-2), dual=(1e-6, 10.0), pcg=(1e-1, 10.0)),
@@ -78,35 +68,27 @@ CONFIGS = {
 }
 for _cfg in CONFIGS.values():          # PCG's pairs as {rule: (gamma_A, gamma_I)}
     _cfg["pcg"] = dict(zip(RULES, _cfg["pcg"] if len(_cfg["pcg"]) == 3 else (_cfg["pcg"],) * 3))
-
-#: The paper's Tables 3 / 6 and 5: seconds of the dual, of Newton and of PCG by rule
-#: (stability, validation, mixed), (PCG, line-search) iterations by rule, Newton steps.
-PAPER_TABLE3 = {
-    "g50c": (0.155, 0.134, (0.044, 0.043, 0.044), ((20, 1), (20.83, 1), (20.83, 1)), 1),
-    "coil20b": (0.311, 0.367, (0.198, 0.097, 0.206), ((74.67, 2.41), (37.33, 1), (78.67, 2.38)),
-                2.67),
-    "pcmac": (14.82, 15.756, (1.897, 1.967, 1.997), ((38, 1.16), (39.58, 1.15), (39.58, 1.15)),
-              2.33),
-    "uspstb": (1.196, 1.4727, (0.300, 0.281, 0.324),
-               ((58.58, 1.74), (55.42, 1.68), (63.33, 1.70)), 4.17),
-    "coil20": (6.321, 7.26, (3.297, 1.769, 3.487), ((65.47, 2.53), (34.07, 3.37), (69.53, 2.48)),
-               2.67),
-    "uspst": (12.25, 17.74, (1.953, 2.032, 2.158), ((41.17, 3.11), (42.91, 3.13), (45.60, 3.12)),
-              4.26),
-    "mnist3vs8": (2064.18, 2824.174, (114.441, 124.69, 124.974), ((110, 5.58),) * 3, 5),
-    "facemit": (None, None, (35.728,) * 3, ((3, 1),) * 3, None),
-}
-#: libsvm's own iteration cap, max(10^7, 100 l) (l <= 80 here), as when the published
-#: tables were made (the estimator's default caps the dual at 100 000 iterations)
+#: Tables 3 / 6 and 5: seconds of the dual, Newton and PCG by rule (stability, validation,
+#: mixed), PCG / line-search iterations by rule, Newton steps ("–": not run)
+PAPER_TABLE3 = paper_rows("""
+g50c      0.155   0.134    0.044   0.043  0.044   20/1       20.83/1    20.83/1    1
+coil20b   0.311   0.367    0.198   0.097  0.206   74.67/2.41 37.33/1    78.67/2.38 2.67
+pcmac     14.82   15.756   1.897   1.967  1.997   38/1.16    39.58/1.15 39.58/1.15 2.33
+uspstb    1.196   1.4727   0.3     0.281  0.324   58.58/1.74 55.42/1.68 63.33/1.7  4.17
+coil20    6.321   7.26     3.297   1.769  3.487   65.47/2.53 34.07/3.37 69.53/2.48 2.67
+uspst     12.25   17.74    1.953   2.032  2.158   41.17/3.11 42.91/3.13 45.6/3.12  4.26
+mnist3vs8 2064.18 2824.174 114.441 124.69 124.974 110/5.58   110/5.58   110/5.58   5
+facemit   –       –        35.728  35.728 35.728  3/1        3/1        3/1        –
+""")
+#: libsvm's own cap max(10^7, 100 l), as when the tables were made (the estimator's: 100 000)
 DUAL_MAX_ITER = 10 ** 7
-#: The graph methods after the supervised SVM and RLSC: the estimator and its solver options.
+#: the graph methods after the supervised SVM and RLSC: estimator and solver options
 LAP_METHODS = {"LapRLSC": ("LapRLS", dict(solver="closed_form")),
                "LapSVM dual": ("LapSVM", dict(solver="dual", max_iter=DUAL_MAX_ITER)),
                "LapSVM Newton": ("LapSVM", dict(solver="newton")),
                **{f"PCG {r}": ("LapSVM", dict(solver="pcg", early_stopping=r)) for r in RULES}}
 METHODS = ("SVM", "RLSC", *LAP_METHODS)
-#: The paper's Tables 4 / 7, transposed: error (%) on U, V and T as mean/std over the splits,
-#: one column per method of METHODS ("-": not run).
+#: Tables 4 / 7, transposed: error (%) on U, V, T as mean/std, a column per METHODS ("-": none)
 PAPER_ERRORS = {}
 for _row in """
 g50c      U 9.33/2     10.43/5.26 6.03/1.32  5.52/1.15  6.16/1.48  6.13/1.46  6.16/1.48  6.16/1.48
@@ -141,44 +123,40 @@ facemit   T 34.61/3.96 34.61/3.96 -          -          -          27.97/5.38 27
                 tuple(float(v) for v in _c.split("/")))
 
 
-# -- data and problem set-up ----------------------------------------------------------------
-#: COIL20 / COIL20(B) input scaling: unit-length images (default) put the paper's sigma = 0.6
-#: at 1.6x the mean 10th-NN distance, the ratio its sigma has on Sindhwani's USPST and G50C
-#: files, and the supervised SVM at the paper's Table 4 error (16.1 vs 15.9 %; 47 % on the
-#: loader's [0, 1] pixels, "pixels"): NOTES["coil20"] and docs/results/lapsvm.md.
+# -- data, splits and fits -------------------------------------------------------------------
+#: COIL20 / COIL20(B) input: unit-length images (default; the scale that the paper's sigma
+#: fits, NOTES["coil20"]) or the loader's [0, 1] pixels
 COIL_SCALINGS = ("unit-norm", "pixels")
 
 
 def load(name: str, data_home=None, n_splits: int = 12, seed: int = 0,
          coil_scaling: str = "unit-norm"):
-    """Data matrix, labels and the paper's splits of data set ``name`` (``coil_scaling``:
-    COIL20 / COIL20(B) only, one of :data:`COIL_SCALINGS`)."""
+    """Data matrix, labels and the paper's splits of data set ``name`` (config flags: ``coil``,
+    ``unit_norm``, ``equalize``: as CBCL's normgrey files, ``fixed``: MNIST's train/test
+    parts, ``scaled``: FACEMIT's reduced protocol)."""
     if coil_scaling not in COIL_SCALINGS:
         raise ValueError(f"coil_scaling must be one of {COIL_SCALINGS}, got {coil_scaling!r}")
     cfg = CONFIGS[name]
     bunch = load_dataset(name, data_home=data_home)
     X, y = bunch.data, np.asarray(bunch.target)
-    if cfg.get("equalize"):  # FACEMIT: the paper's normgrey files are histogram-equalised
+    if cfg.get("equalize"):
         X = equalize_histograms(X)
     if cfg.get("unit_norm") or (cfg.get("coil") and coil_scaling == "unit-norm"):
         X = np.asarray(X, dtype=np.float64)
         X = X / np.maximum(np.linalg.norm(X, axis=1, keepdims=True), 1e-12)
     n_lab, n_val = cfg["sizes"]
     if cfg.get("fixed"):
-        return X, y, fixed_train_test_splits(y, bunch.splits["train"], bunch.splits["test"],
-                                             n_lab, n_val, n_splits=n_splits, random_state=seed)
-    if cfg.get("scaled"):
-        # FACEMIT: only the original training part (6 977 images) is available. Hold out
-        # the paper's test fraction (6997 / 31022) once, at random and stratified, and draw
-        # L (1 per class) and V (balanced) from the rest, as the paper did on its swap.
+        train, test = bunch.splits["train"], bunch.splits["test"]
+    elif cfg.get("scaled"):      # the paper's test fraction 6997 / 31022, held out once
         rng = np.random.default_rng(seed)
         test = np.sort(np.concatenate([
             rng.choice(np.flatnonzero(y == c), int(round((y == c).sum() * 6997 / 31022)),
                        replace=False) for c in np.unique(y)]))
-        return X, y, fixed_train_test_splits(y, np.setdiff1d(np.arange(len(y)), test), test,
-                                             n_lab, n_val, n_splits=n_splits,
-                                             random_state=seed + 1)
-    return X, y, lapsvm_splits(y, n_lab, n_val, random_state=seed)[:n_splits]
+        train, seed = np.setdiff1d(np.arange(len(y)), test), seed + 1
+    else:
+        return X, y, lapsvm_splits(y, n_lab, n_val, random_state=seed)[:n_splits]
+    return X, y, fixed_train_test_splits(y, train, test, n_lab, n_val, n_splits=n_splits,
+                                         random_state=seed)
 
 
 def setup_split(cfg, X, y, split, dtype=np.float64):
@@ -187,8 +165,8 @@ def setup_split(cfg, X, y, split, dtype=np.float64):
     Xtr, classes, l = X[train], np.unique(y), len(split["labeled"])
     W = knn_graph(Xtr, cfg["nn"], weights="heat")
 
-    def kernel(A):
-        if cfg.get("degree"):      # homogeneous polynomial (x'z)^degree
+    def kernel(A):                 # RBF, or the homogeneous polynomial (x'z)^degree
+        if cfg.get("degree"):
             return kernel_matrix(A, Xtr, "polynomial", degree=cfg["degree"], gamma=1.0,
                                  coef0=0.0, dtype=dtype)
         return kernel_matrix(A, Xtr, "rbf", sigma=cfg["sigma"], dtype=dtype)
@@ -202,8 +180,7 @@ def setup_split(cfg, X, y, split, dtype=np.float64):
 
     Ytr = np.zeros((len(train),) if classes.size == 2 else (len(train), classes.size))
     Ytr[:l] = targets(split["labeled"])
-    # the estimators' labels: class codes 0..k-1 on L, -1 on U (a data set's own -1 class
-    # would otherwise read as "unlabelled")
+    # the estimators' labels: codes 0..k-1 on L (a data set's own -1 class too), -1 on U
     y_obs = np.full(len(train), -1)
     y_obs[:l] = np.searchsorted(classes, y[split["labeled"]])
     return dict(K=kernel(Xtr), W=W, Y=Ytr, l=l, y_obs=y_obs, classes=classes,
@@ -242,9 +219,8 @@ def errors(S, cfg, est=None, alpha=None, b=0.0, blocks="UVT", staged=False):
 
 
 def estimator(cfg, kind="LapSVM", **params):
-    """The public :class:`semisup.LapSVM` (or ``LapRLS``) with the data set's protocol: kernel
-    and graph precomputed per split (footnote 4: ``fit_time_`` is the solver's time),
-    normalised Laplacian to the power ``p``, no bias."""
+    """``semisup.LapSVM`` (or ``LapRLS``) on the data set's protocol: kernel and graph
+    precomputed, normalised Laplacian to the power ``p``, no bias."""
     return (LapSVM if kind == "LapSVM" else LapRLS)(
         kernel="precomputed", affinity="precomputed", laplacian="normalized",
         laplacian_power=cfg["p"], use_bias=False, **params)
@@ -264,13 +240,9 @@ def run_pcg(S, gamma_A, gamma_I, rule, max_iter=1000):
 
 
 def run_split(cfg, S, methods, params, direct=True):
-    """Train the ``methods`` on one split; returns {method: record}.
-
-    SVM and RLSC are supervised functions on the labelled block; the graph methods are
-    :data:`LAP_METHODS` (times: ``fit_time_``) with (gamma_A, gamma_I) from ``params``
-    (``newton``, ``pcg`` by rule, ``dual``), LapRLSC's from ``cfg``. Without ``direct`` only
-    PCG runs.
-    """
+    """Train the ``methods`` on one split: ``{method: record}``. SVM and RLSC: supervised, on
+    the labelled block; the graph methods (:data:`LAP_METHODS`) take (gamma_A, gamma_I) from
+    ``params`` (LapRLSC's from ``cfg``); without ``direct`` only PCG runs."""
     out, K, l = {}, S["K"], S["l"]
     gammas = {"LapRLSC": cfg["laprls"], "LapSVM dual": params.get("dual", cfg["dual"]),
               "LapSVM Newton": params["newton"],
@@ -289,9 +261,7 @@ def run_split(cfg, S, methods, params, direct=True):
         est = fit_estimator(S, estimator(cfg, kind, gamma_A=gammas[m][0],
                                          gamma_I=gammas[m][1], **solver))
         out[m] = dict(err=errors(S, cfg, est), time=est.fit_time_)
-        if m == "LapSVM Newton":
-            # Table 5 records n_iter_, the largest count over the one-vs-all problems; the
-            # paper's is their mean, n_iter_per_class_.mean() (the same for binary sets)
+        if m == "LapSVM Newton":   # the largest count over one-vs-all problems (paper: mean)
             out[m]["steps"] = float(est.n_iter_)
         elif solver["solver"] == "pcg":
             pieces = est.history_["ls_pieces"][1:]
@@ -300,14 +270,9 @@ def run_split(cfg, S, methods, params, direct=True):
 
 
 def tune(cfg, S, rule, verbose=False):
-    """(gamma_A, gamma_I) of least validation error on one split, over :data:`GRID`.
-
-    ``rule="dual"``: the dual LapSVM's gamma_I with gamma_A = 1e-6. Table 9's dual row is
-    illegible, and the L1-hinge problem's weights are not those of eq. 7 (no 1/2 on the
-    loss), so its readings cannot be trusted (G50C's gamma_I = 10 gives a constant
-    classifier). Else PCG with stopping rule ``rule`` (``--tune``), warm-started along each
-    gamma_I row.
-    """
+    """(gamma_A, gamma_I) of least validation error on one split, over :data:`GRID`: of PCG
+    with stopping rule ``rule`` (``--tune``; warm starts along gamma_I), or (``"dual"``) the
+    dual's gamma_I at gamma_A = 1e-6 (Table 9's values give it constant classifiers)."""
     best = (np.inf, None)
     for ga in (1e-6,) if rule == "dual" else GRID:
         est = (estimator(cfg, solver="dual", gamma_A=ga, max_iter=DUAL_MAX_ITER)
@@ -329,6 +294,7 @@ def _ms(vals):
 
 
 def _fmt(ms, digits=2):
+    """``"mean (sd)"`` of a pair, "–" for none."""
     if ms is None or ms[0] is None or (isinstance(ms[0], float) and np.isnan(ms[0])):
         return "–"
     return f"{ms[0]:.{digits}f} ({ms[1]:.{digits}f})"
@@ -336,8 +302,8 @@ def _fmt(ms, digits=2):
 
 def unit_key(name, n_splits, cfg, args, k=None, direct=False, dual_selected=False):
     """Cache key of split ``k`` (0-based) of ``name``, or (``k`` None) of the dual's gamma_I:
-    all that changes the record (split, splits drawn, COIL scaling, FACEMIT's equalisation,
-    ``--tune``, the direct solvers (LapRLSC, dual, Newton) run, with gamma_I ``val``/``table``)."""
+    all that changes the record (splits drawn, COIL scaling, equalisation, ``--tune``, the
+    direct solvers run and the dual's gamma_I, ``val`` selected or ``table``)."""
     coil = f"-coil={args.coil_scaling}" if cfg.get("coil") else ""
     if k is None:
         return f"{name}-dual-of{n_splits}{coil}"
@@ -358,10 +324,9 @@ def _load_once(name, data_home, n_splits, coil_scaling):
 
 
 def split_record(name, k, n_splits, opts, direct=False, dual=None):
-    """One unit of work: split ``k`` of data set ``name`` (:func:`run_split`'s record under
-    ``"methods"``, with ``n`` and the parameters used) or, ``k`` None, the dual's (gamma_A,
-    gamma_I) selected on split 0. ``opts``: data_home, coil_scaling, tune, plot, out,
-    max_direct_n, verbose."""
+    """One unit: split ``k`` of ``name`` (:func:`run_split`'s record under ``"methods"``,
+    with ``n`` and the parameters) or, ``k`` None, the dual's (gamma_A, gamma_I) selected on
+    split 0. ``opts``: data_home, coil_scaling, tune, plot, out, max_direct_n, verbose."""
     cfg = CONFIGS[name]
     X, y, splits = _load_once(name, opts["data_home"], n_splits, opts["coil_scaling"])
     S = setup_split(cfg, X, y, splits[k or 0])
@@ -382,12 +347,10 @@ def split_record(name, k, n_splits, opts, direct=False, dual=None):
 
 
 def reproduce_dataset(name, args):
-    """``(summary, meta)`` of data set ``name`` over the protocol's splits (units of the
-    runner, :func:`split_record`), or None when ``--assemble-only`` finds none cached.
-
-    The dual's gamma_I (a unit of its own) is selected only when a split that needs it is
-    computed. ``meta``: ``n``, ``n_splits`` (records summarised), ``n_splits_protocol``.
-    """
+    """``(summary, meta)`` of data set ``name`` over the protocol's splits (units
+    :func:`split_record`), None when ``--assemble-only`` finds none cached. The dual's
+    gamma_I (a unit of its own) is selected only when a split that needs it is computed.
+    ``meta``: ``n``, ``n_splits`` (records summarised), ``n_splits_protocol``."""
     cfg, n_splits = CONFIGS[name], n_splits_of(args)
     cache = unit_cache(args, "splits")
     if args.assemble_only and not any(f.startswith(f"{name}-split")
@@ -427,51 +390,68 @@ def reproduce_dataset(name, args):
 
 
 PROTOCOL = (
-    "Protocol: the paper's (§6.2): stratified 4-fold CV x 3 repetitions = 12 splits (fixed "
-    "train/test for MNIST3VS8), |L|, |V| of Table 2, U = the rest of the training folds; "
-    "kernel and graph parameters of Appendix A (kNN heat graph with lapsvmp's mean-distance "
-    "width, normalised Laplacian to the power p, no bias); gamma_A, gamma_I of Tables 9–10 "
-    "unless `--tune`. Table 9's rows for the baselines (SVM, RLSC, LapRLSC, dual LapSVM) are "
-    "garbled in the source; we use our best reading of them (uncertain) and 1e-6 where "
-    "illegible, except the dual LapSVM, whose gamma_I is chosen on V of the first split "
-    "(gamma_A = 1e-6): the read values give constant classifiers for the L1-hinge problem. "
-    "Times are solver times with K and L precomputed (paper footnote 4); errors in %, mean "
-    "(std) over the splits. Ours = `ours`, the paper = `paper`. LapRLSC, the dual LapSVM, "
-    "Newton and PCG are the public estimators `semisup.LapRLS` / `semisup.LapSVM` (kernel and "
-    "graph precomputed, times = their `fit_time_`); SVM and RLSC are supervised baselines on "
-    "the labelled block.")
+    "Protocol: the paper's (§6.2): 12 splits (stratified 4-fold CV x 3; MNIST3VS8: fixed "
+    "train/test), |L|, |V| of Table 2, U = the rest of the training folds; Appendix A's kernel "
+    "and kNN heat graph (lapsvmp's mean-distance width, normalised Laplacian to the power p, no "
+    "bias); gamma_A, gamma_I of Tables 9–10 unless `--tune`. Table 9's baseline rows are "
+    "garbled: our best reading, 1e-6 where illegible; the dual LapSVM's gamma_I is chosen on V "
+    "of the first split (gamma_A = 1e-6), as the values read give constant classifiers. "
+    "LapRLSC, the dual LapSVM, Newton and PCG are `semisup.LapRLS` / `semisup.LapSVM` with K "
+    "and L precomputed (times: `fit_time_`, paper footnote 4); SVM and RLSC are supervised "
+    "baselines on the labelled block. Errors in %, mean (std) over the splits.")
 #: notes printed with the tables for the data sets they concern
 NOTES = {
-    "facemit": "FACEMIT: only the original *training* part (6 977 images) is in the shared "
-               "data, so the protocol is scaled: a stratified 22.6 % test set (the paper's "
-               "6997/31022 fraction) is held out once and L = 2, V = 50 are drawn from the "
-               "rest in each split; errors are macro errors 1 - (TPR + TNR)/2. Not comparable "
-               "in size with the paper's 24 025 training points. Each image is histogram-"
-               "equalised into [0, 1] first (`semisup.datasets.equalize_histograms`), as in "
-               "the CBCL `normgrey` files the paper used; on the raw grey levels the macro "
-               "error is about 48 % (6 splits), with it about 32 %.",
+    "facemit": "FACEMIT: only the original *training* part (6 977 images) is shared, so the "
+               "protocol is scaled: a stratified 22.6 % test set (the paper's 6997/31022) is "
+               "held out once, L = 2 and V = 50 drawn from the rest in each split; errors are "
+               "macro errors 1 - (TPR + TNR)/2; not comparable in size with the paper's 24 025 "
+               "training points. Images are histogram-equalised first, as the CBCL `normgrey` "
+               "files (macro error about 32 %, against 48 % on raw grey levels, 6 splits).",
     "coil20": "COIL20 / COIL20(B): the shared file is the common 32x32 COIL-20, not "
-              "Sindhwani's coil20.mat. With `--coil-scaling unit-norm` (default) each image "
-              "is scaled to unit length, which puts the paper's sigma = 0.6 at 1.6x the mean "
-              "10th-NN distance, the ratio the paper's sigma has on USPST and G50C; with "
-              "`pixels` ([0, 1]) sigma = 0.6 is 0.12x that distance, K is almost the "
+              "Sindhwani's coil20.mat. `--coil-scaling unit-norm` (default) scales each image "
+              "to unit length: the paper's sigma = 0.6 is then 1.6x the mean 10th-NN distance, "
+              "as its sigma is on USPST and G50C; with `pixels` it is 0.12x, K is almost the "
               "identity and the supervised SVM degenerates to its bias.",
-    "mnist3vs8": "MNIST3VS8: 11 982 training images (digits 3 and 8 of the MNIST training "
-                 "set), unit-norm rows, kernel (x'z)^9, 20-NN heat graph, L^3. With --quick "
-                 "(and above --max-direct-n on later splits) dual/Newton/LapRLSC are not run. "
-                 "Over the 12 labelled draws PCG's test error is 2.40 (0.53) % against the "
-                 "paper's 1.93 (0.20) %; it varies from 1.7 % to 3.5 % with the draw of the "
-                 "80 labelled images, and split 1 (where the direct solvers run) is one of the "
-                 "worst (3.0 %). The cause of the gap is not known (docs/results/lapsvm.md).",
+    "mnist3vs8": "MNIST3VS8: 11 982 training images (digits 3 and 8), unit-norm rows, kernel "
+                 "(x'z)^9, 20-NN heat graph, L^3; with --quick (and above --max-direct-n on "
+                 "later splits) no dual/Newton/LapRLSC. Over 12 draws PCG's test error is 2.40 "
+                 "(0.53) % against the paper's 1.93 (0.20) %, from 1.7 % to 3.5 % with the draw "
+                 "of the 80 labels (split 1, where the direct solvers run: 3.0 %); the gap's "
+                 "cause is not known.",
 }
 #: hand-written sections of docs/results/lapsvm.md kept when the report is rewritten
 KEPT = ("## Follow-up findings: COIL scaling, MNIST3VS8 gap, PCG timing",
         "## Figures 3-7: drawn through the public estimators")
+#: the report's tables: heading, note under it, columns (rows: :func:`_table_rows`)
+TABLES = (("Table 3 / 6 — training time (s), PCG and line-search iterations", (),
+           ["data set", "n", "method", "time ours", "time paper", "PCG iters ours", "paper",
+            "LS iters ours", "paper"]),
+          ("Table 4 / 7 — error (%) on U, V, T: ours vs paper", (),
+           ["data set", "method", "U ours", "U paper", "V ours", "V paper", "T ours",
+            "T paper"]),
+          ("Table 5 — Newton steps", ("Ours: the estimator's `n_iter_`, the largest count over "
+                                      "the one-vs-all problems (the paper's: their mean).", ""),
+           ["data set", "ours", "paper"]))
 
 
 def _paper_err(name, m, i):
     v = PAPER_ERRORS.get(name, {}).get(m)
     return _fmt(v[i]) if v else "–"
+
+
+def _table_rows(name, summ, n):
+    """Data set ``name``'s rows of the :data:`TABLES`, ours beside the paper's."""
+    lab, p = CONFIGS[name]["label"], PAPER_TABLE3[name]
+    t3 = []
+    for m, p_t, p_it in (("LapSVM dual", p[0], "–/–"), ("LapSVM Newton", p[1], "–/–"),
+                         *[(f"PCG {r}", p[2 + i], p[5 + i]) for i, r in enumerate(RULES)]):
+        if s := summ.get(m):
+            t3.append([lab, n, m, _fmt(s["time"], 3), p_t, _fmt(s["iters"], 1),
+                       p_it.split("/")[0], _fmt(s["ls"]), p_it.split("/")[1]])
+    return (t3, [[lab, m, *[c for i in range(3) for c in (_fmt(summ[m]["err"][i]),
+                                                          _paper_err(name, m, i))]]
+                 for m in METHODS if m in summ],
+            [[lab, _fmt(s["steps"]), p[8]] for s in [summ.get("LapSVM Newton")] if s])
 
 
 def write_results(all_res, args, path):
@@ -492,52 +472,21 @@ def write_results(all_res, args, path):
         L += ["**Fewer than the paper's 12 splits** (means and std over the splits present; "
               "methods skipped above `--max-direct-n` may have fewer): " + ", ".join(few)
               + ".", ""]
-    t3, t4, t5 = [], [], []
-    for name, (summ, meta) in all_res.items():
-        lab = CONFIGS[name]["label"]
-        p_dual, p_newton, p_pcg, p_iters, p_steps = PAPER_TABLE3[name]
-        none = ("–", "–")        # no PCG / line-search iterations
-        for m, paper_t, (p_it, p_ls) in (("LapSVM dual", p_dual, none),
-                                         ("LapSVM Newton", p_newton, none),
-                                         *[(f"PCG {r}", p_pcg[i], p_iters[i])
-                                           for i, r in enumerate(RULES)]):
-            if s := summ.get(m):
-                t3.append([lab, meta["n"], m, _fmt(s["time"], 3),
-                           "–" if paper_t is None else paper_t,
-                           _fmt(s["iters"], 1) if s["iters"] else "–", p_it,
-                           _fmt(s["ls"], 2) if s["ls"] else "–", p_ls])
-        t4 += [[lab, m, *[c for i in range(3) for c in (_fmt(summ[m]["err"][i]),
-                                                          _paper_err(name, m, i))]]
-               for m in METHODS if m in summ]
-        if s := summ.get("LapSVM Newton"):
-            t5.append([lab, _fmt(s["steps"]), p_steps])
-    L += ["## Table 3 / 6 — training time (s), PCG and line-search iterations", "",
-          markdown_table(t3, ["data set", "n", "method", "time ours", "time paper",
-                              "PCG iters ours", "paper", "LS iters ours", "paper"]),
-          "", "## Table 4 / 7 — error (%) on U, V, T: ours vs paper", "",
-          markdown_table(t4, ["data set", "method", "U ours", "U paper", "V ours", "V paper",
-                              "T ours", "T paper"]),
-          "", "## Table 5 — Newton steps", "",
-          "Ours: the estimator's `n_iter_`, the largest count over the one-vs-all problems "
-          "(multi-class sets: the paper's is a mean over them).", "",
-          markdown_table(t5, ["data set", "ours", "paper"])]
+    rows = [_table_rows(name, summ, meta["n"]) for name, (summ, meta) in all_res.items()]
+    for i, (title, note, cols) in enumerate(TABLES):
+        L += [f"## {title}", "", *note, markdown_table([r for t in rows for r in t[i]], cols), ""]
     if notes := [NOTES[k] for k in ("coil20", "mnist3vs8")
                  if k in all_res or (k == "coil20" and "coil20b" in all_res)]:
-        L += ["", "## Notes", ""] + [f"* {n}" for n in notes]
+        L += ["## Notes", ""] + [f"* {n}" for n in notes]
     return write_report(path, "\n".join(L) + "\n", keep=KEPT)
-
-
-def cmd_reproduce(args) -> int:
-    return run_command(args, _reproduce)
 
 
 def _reproduce(args) -> int:
     if getattr(args, "figures_only", False):
         figures(args)
         return 0
-    names, all_res = only_set(args, CONFIGS), {}
+    names, all_res, path = only_set(args, CONFIGS), {}, report_path(args)
     out_dir(args)
-    results = report_path(args)
     for name in names:
         log(f"[lapsvm] {CONFIGS[name]['label']} ...", True)
         if (res := reproduce_dataset(name, args)) is None:
@@ -546,15 +495,18 @@ def _reproduce(args) -> int:
             continue
         all_res[name] = res
         if not args.assemble_only:   # the report grows as data sets finish
-            write_results(all_res, args, results)
+            write_results(all_res, args, path)
     if args.assemble_only:
         if not all_res:
             raise SystemExit(f"no cached splits for {names} in {cache_dir(args, 'splits')}")
-        write_results(all_res, args, results)
+        write_results(all_res, args, path)
     elif args.plot:
         figure_two_moons(args.out)
-    print(open(results).read())
+    print(open(path).read())
     return 0
+
+
+cmd_reproduce = functools.partial(run_command, body=_reproduce)
 
 
 # -- figures ---------------------------------------------------------------------------------
@@ -566,8 +518,7 @@ MOONS = dict(kernel="rbf", kernel_sigma=0.35, n_neighbors=6, weights="heat", gra
 
 
 def _moons_problem(n=200, seed=0):
-    """Two moons, one labelled point per moon: ``X``, the estimators' labels (-1 unlabelled,
-    0 / 1 the moons) and the truth (+-1)."""
+    """Two moons, one label per moon: ``X``, labels (-1 unlabelled, 0 / 1), truth (+-1)."""
     X, t = make_moons(n, noise=0.1, random_state=seed)
     y, rng = np.full(n, -1), np.random.default_rng(seed)
     for c in (0, 1):
@@ -576,8 +527,8 @@ def _moons_problem(n=200, seed=0):
 
 
 def figures(args) -> list[str]:
-    """Figures 3-4 (two moons) and, for the data sets of :data:`FIGURE_DATA` among
-    ``--only``, Figures 5-7 on the first split, without the tables (``--figures-only``)."""
+    """Figures 3-4 and, for the :data:`FIGURE_DATA` sets among ``--only``, Figures 5-7 on the
+    first split, without the tables (``--figures-only``)."""
     out_dir(args)
     figure_two_moons(args.out)
     done = [name for name in only_set(args, CONFIGS) if name in FIGURE_DATA]
@@ -590,9 +541,10 @@ def figures(args) -> list[str]:
     return done
 
 
+
 def figure_two_moons(out):
-    """Figure 3 (decision boundary after t PCG iterations) and Figure 4 (criteria vs t),
-    all :class:`semisup.LapSVM` (PCG) fits, the iterates from ``keep_path=True``."""
+    """Figure 3 (decision boundary after t PCG iterations) and Figure 4 (criteria vs t):
+    :class:`semisup.LapSVM` (PCG) fits, the iterates from ``keep_path=True``."""
     from ..plotting import pyplot, save  # matplotlib: optional
     plt = pyplot()
     X, y, truth = _moons_problem()
@@ -628,17 +580,16 @@ def figure_two_moons(out):
         t = LapSVM(solver="pcg", early_stopping=rule, max_iter=20000, **MOONS).fit(
             X, y, X_val=X[val], y_val=(truth[val] > 0).astype(int)).n_iter_
         ax[1].axvline(t, ls="--", label=f"{rule} stops (t = {t})", color=f"C{i}")
-    ax[1].set(xlabel="PCG iteration t", title="Figure 4: error vs t and the paper's stopping "
-                                              "points")
+    ax[1].set(xlabel="PCG iteration t",
+              title="Figure 4: error vs t and the paper's stopping points")
     for a in ax:
         a.legend()
     save(fig, os.path.join(out, "figure4_stopping_criteria.png"))
 
 
 def figure_error_vs_iterations(name, cfg, S, out, max_iter=200, max_direct_n=5000):
-    """Figures 5–7: error on L, U, V, T vs PCG iteration (``keep_path=True``), Newton's as
-    a line (above ``max_direct_n`` training points: the last PCG iterate's), both
-    :func:`estimator` with Newton's (gamma_A, gamma_I)."""
+    """Figures 5-7: error on L, U, V, T vs PCG iteration (``keep_path=True``) with Newton's
+    (gamma_A, gamma_I), Newton's error as a line (above ``max_direct_n``: the last iterate's)."""
     from ..plotting import pyplot, save  # matplotlib: optional
     plt = pyplot()
     ga, gi = cfg["newton"]
@@ -667,22 +618,14 @@ def figure_error_vs_iterations(name, cfg, S, out, max_iter=200, max_direct_n=500
 # -- benchmark -------------------------------------------------------------------------------
 #: the data sets of the bench's 'datasets' part (``--datasets``: others)
 BENCH_DATA = ("g50c", "coil20b", "pcmac", "uspstb", "coil20", "uspst")
-#: the benchmark's parts: heading, lines under it and the table's columns (rows: BENCH_ROWS)
-BENCH_PARTS = {
-    "mnist": ("MNIST3VS8: PCG with the stability check (target ≤ 11 s; paper 114 s; Table 7 "
-              "test error 1.93 ± 0.2 %)", (),
-              ("split", "K dtype", "n", "PCG iters", "LS pieces", "solver wall (s)",
-               "solver CPU (s)", "setup K+L wall (s)", "test error (%)", "load avg")),
-    "datasets": ("PCG (stability / validation / mixed) training time vs the paper's Table 3",
-                 (), ("data set", "n", "rule", "wall ours (s)", "CPU ours (s)",
-                      "time paper (s)", "iters", "T error ours", "T error paper",
-                      "load avg")),
-    "scaling": ("Dual vs Newton vs PCG on MNIST3VS8 subsets (80 labelled, stability check)",
-                ("Peak memory = peak of NumPy/SciPy allocations during the solve "
-                 "(tracemalloc), K and L excluded (precomputed).", ""),
-                ("n", "method", "wall (s)", "CPU (s)", "peak memory (MiB)", "iters",
-                 "T error (%)", "load avg")),
-}
+
+
+def _load1():
+    return f"{os.getloadavg()[0]:.2f}"
+
+
+def _test_error(S, cfg, r):
+    return errors(S, cfg, alpha=r.alpha, b=r.b)[2]
 
 
 def bench_mnist(args):
@@ -695,8 +638,7 @@ def bench_mnist(args):
             r, t, cpu = timed(run_pcg, S, *cfg["pcg"]["stability"], "stability")
             yield [k + 1, np.dtype(dtype).name, S["K"].shape[0], r.n_iter,
                    f"{np.mean(r.history['ls_pieces'][1:]):.2f}", f"{t:.2f}", f"{cpu:.2f}",
-                   f"{setup:.1f}", f"{errors(S, cfg, alpha=r.alpha, b=r.b)[2]:.2f}",
-                   f"{os.getloadavg()[0]:.2f}"]
+                   f"{setup:.1f}", f"{_test_error(S, cfg, r):.2f}", _load1()]
             del S
 
 
@@ -711,13 +653,12 @@ def bench_datasets(args):
             S = setup_split(cfg, X, y, split)
             for rule in RULES:
                 r, t, cpu = timed(run_pcg, S, *cfg["pcg"][rule], rule)
-                recs[rule].append((t, cpu, r.n_iter, errors(S, cfg, alpha=r.alpha, b=r.b)[2]))
+                recs[rule].append((t, cpu, r.n_iter, _test_error(S, cfg, r)))
         for i, rule in enumerate(RULES):
             a = np.array(recs[rule])
             yield [cfg["label"], S["K"].shape[0], rule, _fmt(_ms(a[:, 0]), 3),
-                   _fmt(_ms(a[:, 1]), 3), PAPER_TABLE3[name][2][i], f"{a[:, 2].mean():.1f}",
-                   _fmt(_ms(a[:, 3])), _paper_err(name, "PCG " + rule, 2),
-                   f"{os.getloadavg()[0]:.2f}"]
+                   _fmt(_ms(a[:, 1]), 3), PAPER_TABLE3[name][2 + i], f"{a[:, 2].mean():.1f}",
+                   _fmt(_ms(a[:, 3])), _paper_err(name, "PCG " + rule, 2), _load1()]
 
 
 def bench_scaling(args):
@@ -725,14 +666,13 @@ def bench_scaling(args):
     with the solve's peak memory (tracemalloc)."""
     cfg = CONFIGS["mnist3vs8"]
     X, y, _ = load("mnist3vs8", args.data_home, n_splits=1)
-    rng = np.random.default_rng(0)
+    rng, direct = np.random.default_rng(0), dict(zip(("gamma_A", "gamma_I"), cfg["newton"]))
     for n in args.sizes:
         tr = rng.choice(11982, n + 500, replace=False)
         lab = draw_with_every_class(y, tr[:n], 80, rng, balanced=True)
         val = draw_with_every_class(y, tr[n:], 80, rng, balanced=True)
         S = setup_split(cfg, X, y, dict(labeled=lab, unlabeled=np.setdiff1d(tr[:n], lab),
                                         validation=val, test=np.arange(11982, 13966)))
-        direct = dict(zip(("gamma_A", "gamma_I"), cfg["newton"]))
         runs = {"dual": functools.partial(dual_lapsvm, S["K"], S["apply_L"], S["Y"],
                                           max_iter=-1, **direct),
                 "Newton": functools.partial(newton, S["K"], S["apply_L"], S["Y"], **direct),
@@ -748,33 +688,39 @@ def bench_scaling(args):
             finally:
                 tracemalloc.stop()
             yield [n, m, f"{t:.2f}", f"{cpu:.2f}", f"{peak / 2 ** 20:.2f}", r.n_iter,
-                   f"{errors(S, cfg, alpha=r.alpha, b=r.b)[2]:.2f}", f"{os.getloadavg()[0]:.2f}"]
+                   f"{_test_error(S, cfg, r):.2f}", _load1()]
         del S, runs          # free K before the next n
 
 
-BENCH_ROWS = {"mnist": bench_mnist, "datasets": bench_datasets, "scaling": bench_scaling}
-
-
-def cmd_bench(args) -> int:
-    return run_command(args, _bench)
+#: the benchmark's parts: rows (a generator of ``args``), heading, lines under it, columns
+BENCH_PARTS = {
+    "mnist": (bench_mnist, "MNIST3VS8: PCG with the stability check (target ≤ 11 s; paper "
+              "114 s; Table 7 test error 1.93 ± 0.2 %)", (),
+              ("split", "K dtype", "n", "PCG iters", "LS pieces", "solver wall (s)",
+               "solver CPU (s)", "setup K+L wall (s)", "test error (%)", "load avg")),
+    "datasets": (bench_datasets, "PCG (stability / validation / mixed) training time vs the "
+                 "paper's Table 3", (),
+                 ("data set", "n", "rule", "wall ours (s)", "CPU ours (s)", "time paper (s)",
+                  "iters", "T error ours", "T error paper", "load avg")),
+    "scaling": (bench_scaling, "Dual vs Newton vs PCG on MNIST3VS8 subsets (80 labelled, "
+                "stability check)", ("Peak memory = peak of NumPy/SciPy allocations during the "
+                                     "solve (tracemalloc), K and L excluded (precomputed).", ""),
+                ("n", "method", "wall (s)", "CPU (s)", "peak memory (MiB)", "iters",
+                 "T error (%)", "load avg")),
+}
 
 
 def _bench(args) -> int:
-    now = datetime.datetime.now(datetime.timezone.utc)
     lines = ["# Benchmark: LapSVM in the primal (Melacci & Belkin 2011)", "",
-             f"Command: `{command_line(args)}`", "",
-             f"Date: {now:%Y-%m-%d %H:%M} UTC. Machine: {machine_and_load()}. BLAS threads: "
-             f"{args.blas_threads}; COIL scaling: {args.coil_scaling}.", "",
-             "Times are solver times with K and L precomputed (as the paper's footnote 4); "
-             "the paper's machine and BLAS differ, so ratios matter more than seconds. CPU is "
-             "the process CPU time (all BLAS threads): on a machine shared with other jobs "
-             "(load average above the core count) the wall time is inflated by waiting for a "
-             "core and CPU time is the better measure of the work done.", ""]
-    parts = only_set(args, BENCH_PARTS)
-    for part in (p for p in BENCH_PARTS if p in parts):
-        title, notes, cols = BENCH_PARTS[part]
+             header(args, f"BLAS threads {args.blas_threads}",
+                    f"COIL scaling {args.coil_scaling}"), "",
+             "Times are solver times with K and L precomputed (paper footnote 4); the paper's "
+             "machine and BLAS differ, so ratios matter more than seconds. CPU time counts all "
+             "BLAS threads: on a shared machine it measures the work better than wall time.", ""]
+    for part in (p for p in BENCH_PARTS if p in only_set(args, BENCH_PARTS)):
+        rows_of, title, notes, cols = BENCH_PARTS[part]
         lines += [f"## {title}", "", *notes, markdown_table([], cols)]
-        for row in BENCH_ROWS[part](args):
+        for row in rows_of(args):
             lines.append(markdown_table([row], cols).splitlines()[-1])
             log(lines[-1], True)
         lines.append("")
@@ -819,10 +765,8 @@ def add_reproduce_parser(subparsers) -> None:
 
 
 def _bench_needs(args):
-    parts = only_set(args, BENCH_PARTS)
-    sets = dict(mnist=("mnist3vs8",), datasets=tuple(args.datasets or BENCH_DATA),
-                scaling=("mnist3vs8",))
-    return {part: sets[part] for part in BENCH_PARTS if part in parts}
+    return {p: tuple(args.datasets or BENCH_DATA) if p == "datasets" else ("mnist3vs8",)
+            for p in BENCH_PARTS if p in only_set(args, BENCH_PARTS)}
 
 
 def add_bench_parser(subparsers) -> None:
@@ -842,7 +786,7 @@ def add_bench_parser(subparsers) -> None:
         "--max-direct-n": dict(type=int, default=8000,
                                help="largest n for the O(n^3) dual and Newton solvers"),
         **COIL_OPTION})
-    p.set_defaults(func=cmd_bench)
+    p.set_defaults(func=functools.partial(run_command, body=_bench))
 
 
 def demo_rows(verbose: bool = False) -> list[dict]:

@@ -1,13 +1,12 @@
 """SPORE (Shivanna et al., NIPS 2015): Tables 1, 2 and 4, the K0 / long-path study, bench.
 
 ``semisup reproduce spore``: Table 1 (six UCI sets, RBF graph thresholded at the mean
-similarity, and MNIST pairs, edge iff cosine distance < 0.4), Table 2 (2000 MNIST nodes,
-5 x 20 IIP iterations), Table 4 (three synthetic multiple-graph sets: each graph, union /
+similarity; MNIST pairs, edge iff cosine distance < 0.4), Table 2 (2000 MNIST nodes, 5 x 20
+IIP iterations), Table 4 (three synthetic multiple-graph sets: each graph, union /
 intersection / majority graph, MKL-SPORE) and ``path`` (accuracy along a long IIP run from
 K0 = I + A/|lambda_min(A)| and from K0 = I). The protocol is data (:data:`CONFIG`,
-:func:`datasets`); :func:`run_dataset` makes each draw one cached unit whose generator
-depends on (seed, table, data set, draw) only (:func:`draw_rng`), so a run resumes and
-``--assemble-only`` reports from the cache. SPORE and MKL-SPORE are the public estimators.
+:data:`TABLES`); each draw is one cached unit whose generator depends on (seed, table, data
+set, draw) only (:func:`draw_rng`). SPORE and MKL-SPORE are the public estimators.
 
 ``semisup bench spore``: Table 2's fit per digit pair (time, share in eigendecompositions),
 and IIP vs cvxpy/SCS on n = 100, 200, 300 to the same objective.
@@ -34,9 +33,9 @@ from ..graph import cosine_threshold_graph, rbf_threshold_graph
 from ..linalg.svm_dual import sign_predictions
 from ..spore import SPORE, MultiGraphSPORE
 from ._report import header, load_average, markdown_table, mean_sd, timed
-from ._runner import Unit, add_common_options, blas_limit, cache_dir, only_set, out_dir
-from ._runner import refuse_empty_assembly, report_path, run_command, run_units, unit_cache
-from ._runner import write_report
+from ._runner import (Unit, add_common_options, blas_limit, cache_dir, only_set, out_dir,
+                      refuse_empty_assembly, report_path, run_command, run_units, unit_cache,
+                      write_report)
 
 # ---------------------------------------------------------------------------- the paper
 #: Tables 1 and 2 (Un-Lap, N-Lap, KS, SPORE), accuracy % on unlabelled nodes
@@ -49,9 +48,8 @@ PAPER = {"1": {
     "mnist-1v2": (83.80, 96.23, 94.95, 96.72), "mnist-3v8": (55.15, 87.35, 87.35, 91.35),
     "mnist-5v6": (96.30, 94.90, 92.05, 97.35), "mnist-1v7": (90.65, 96.80, 96.55, 97.25),
     "mnist-4v9": (65.55, 65.05, 61.30, 87.40)}}
-#: Table 4 rows. Heterogeneous column as spore.md §8 recovers it; the homogeneous / noisy
-#: columns are OUR reading of the interleaved extracted text (each row's pair of numbers
-#: split so that the noisy graph is the weaker one); spore.md calls them ambiguous.
+#: Table 4: the heterogeneous column as spore.md §8 recovers it; the homogeneous / noisy ones
+#: are OUR reading of the interleaved text (the noisy graph the weaker), called ambiguous there
 T4_ROWS = ("G1", "G2", "G3", "union", "intersection", "majority", "MKL-SPORE")
 PAPER_T4 = {"homogeneous": (84.4, 84.8, 86.4, 85.5, 83.8, 93.7, 95.6),
             "heterogeneous": (69.2, 68.6, 72.0, 69.3, 67.5, 76.9, 80.6),
@@ -71,24 +69,23 @@ CONFIG = dict(quick=False, uci=UCI, t1_mnist=((1, 2), (3, 8), (4, 9)), draws=5, 
               t4_draws=10, t4_T=5, t4_inner=20)
 QUICK = dict(quick=True, draws=2, path_T=100, path_draws=1, spore_cv=False,
              t2_mnist=((1, 2),), t2_n=1000, t4_draws=3)
-TABLES = ("1", "2", "4", "path")
-#: per table: the entry counting its draws, its code in the generators, what its draws change
-DRAWS = {"1": "draws", "2": "t2_draws", "4": "t4_draws", "path": "path_draws"}
-TABLE_CODE = {"1": 1, "2": 2, "4": 4, "path": 9}
-OVERRIDES = {"2": dict(T=5, inner=20, spore_cv=False, identity=False)}
-TITLES = {
-    "1": "### Table 1 (10 % labels), accuracy % on unlabelled nodes, mean ± sd over draws",
-    "2": "### Table 2 ({t2_n} MNIST nodes, T = 5, 20 inner)",
-    "4": "### Table 4: multiple graphs (n = 100, 5 % labels), accuracy % on unlabelled nodes, "
-         "ours at t = T (at t = 0) [paper]",
-    "path": "### Accuracy % on unlabelled vertices along one long IIP run (T = {path_T}, inner "
-            "= ceil(sqrt(T)), C = 1.0, beta = 0.01); in brackets the fraction of unlabelled "
-            "scores exactly 0; last row per set: objective g(K_t)"}
+#: per table: the CONFIG entry counting its draws, its code in the generators, its CONFIG
+#: overrides, its title (formatted with the config)
+TABLES = {
+    "1": ("draws", 1, {}, "### Table 1 (10 % labels), accuracy % on unlabelled nodes, mean ± sd "
+                          "over draws"),
+    "2": ("t2_draws", 2, dict(T=5, inner=20, spore_cv=False, identity=False),
+          "### Table 2 ({t2_n} MNIST nodes, T = 5, 20 inner)"),
+    "4": ("t4_draws", 4, {}, "### Table 4: multiple graphs (n = 100, 5 % labels), accuracy % on "
+                             "unlabelled nodes, ours at t = T (at t = 0) [paper]"),
+    "path": ("path_draws", 9, {}, "### Accuracy % on unlabelled vertices along one long IIP "
+             "run (T = {path_T}, inner = ceil(sqrt(T)), C = 1.0, beta = 0.01); in brackets the "
+             "fraction of unlabelled scores exactly 0; last row per set: objective g(K_t)")}
 #: bumped when a grid, generator or solver setting changes (cached draws are then recomputed)
 PROTOCOL = "v1"
-# "cosine distance ..., and threshold with 0.4" read as similarity > 0.4 (spore.md §8) joins
-# 70-80 % of all pairs of 2000 MNIST 3s and 8s; as distance < 0.4 (similarity > 0.6) Table 2's
-# baselines land near the paper's (docs/results/spore.md). --mnist-similarity 0.4 stays.
+#: "cosine distance ..., and threshold with 0.4" read as distance < 0.4 (similarity > 0.6):
+#: as similarity > 0.4 it joins 70-80 % of all pairs of 3s and 8s, and Table 2's baselines
+#: land near the paper's only with this reading (docs/results/spore.md)
 MNIST_SIMILARITY = 0.6
 #: hand-written sections of docs/results/spore.md, kept when the report is rewritten
 KEPT = ("## What we find, plainly", "## SPORE at its defaults (2026-11-24)",
@@ -148,9 +145,8 @@ def cv_grid(labeled, ysig, rng, grid, scores):
     folds, best = cv_folds(labeled, ysig, k, rng), None
     for a in grid[0]:
         for b in grid[1]:
-            acc = 0.0
-            for tr, te in folds:
-                acc += np.mean(sign_predictions(scores(tr, a, b), ysig, tr)[te] == ysig[te])
+            acc = sum(np.mean(sign_predictions(scores(tr, a, b), ysig, tr)[te] == ysig[te])
+                      for tr, te in folds)
             if best is None or acc > best[0] + 1e-12:
                 best = (acc, a, b)
     return best[1], best[2]
@@ -162,10 +158,12 @@ def baseline_scores(spec, labeled, ysig, c, C):
 
 
 def spore_fit(A, ysig, labeled, C, beta, T, inner, K0="coupled", dtype="float32"):
-    """The fitted :class:`semisup.SPORE` on the graph ``A`` with its path of predictions and
-    the paper's step n/sqrt(T); its warnings (unreached vertices, K0 = I) are expected."""
-    model = SPORE(C=C, beta=beta, n_outer=T, n_inner=inner, K0=K0, step="paper",
-                  dtype=dtype, keep_path=True, affinity="precomputed", random_state=0)
+    """The fitted :class:`semisup.SPORE` on the graph ``A`` (a list of graphs:
+    :class:`semisup.MultiGraphSPORE`) with its path of predictions and the paper's step
+    n/sqrt(T); its warnings (unreached vertices, K0 = I) are expected."""
+    kw = dict(C=C, beta=beta, n_outer=T, n_inner=inner, step="paper", dtype=dtype,
+              keep_path=True, affinity="precomputed", random_state=0)
+    model = MultiGraphSPORE(**kw) if isinstance(A, list) else SPORE(K0=K0, **kw)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         return model.fit(A, observed_labels(ysig, labeled))
@@ -191,7 +189,7 @@ def mnist_graph(a, b, n, rng, data_home=None, threshold=MNIST_SIMILARITY):
 
 
 def mnist_name(a, b, cfg):
-    """``mnist-3v8``; a non-default graph threshold is part of the name (and cache key):
+    """``mnist-3v8``, or with a non-default graph threshold (also in the cache key)
     ``mnist-3v8+sim0.4``."""
     thr = cfg.get("mnist_similarity", MNIST_SIMILARITY)
     return f"mnist-{a}v{b}" + ("" if thr == MNIST_SIMILARITY else f"+sim{thr:g}")
@@ -215,7 +213,7 @@ def draw_rng(seed, table, name, draw=None):
     """``default_rng([seed, table code, crc32(name), 1, draw])`` for a draw, ``[..., 0, 0]``
     (``draw=None``) for the data set's graph (e.g. the MNIST subset)."""
     tail = [0, 0] if draw is None else [1, int(draw)]
-    return np.random.default_rng([int(seed), TABLE_CODE[table],
+    return np.random.default_rng([int(seed), TABLES[table][1],
                                   zlib.crc32(name.encode()), *tail])
 
 
@@ -264,19 +262,13 @@ def run_path_draw(A, ysig, cfg, rng):
 
 def run_t4_draw(cfg, rng):
     """One Table 4 draw: the three synthetic sets, SPORE on every graph variant and MKL."""
-    C, beta = SPORE_FIXED
-    T, inner, out = cfg["t4_T"], cfg["t4_inner"], {}
+    out = {}
     for name, b in make_multigraph_sets(100, random_state=int(rng.integers(2 ** 31))).items():
         ysig, graphs = np.asarray(b.target, float), list(b.graphs)
         lab = draw_labeled(ysig, 0.05, rng)
-        fits = [spore_fit(A, ysig, lab, C, beta, T, inner) for A in graphs + [
-            union_graph(graphs), intersection_graph(graphs), majority_graph(graphs)]]
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", UserWarning)
-            fits.append(MultiGraphSPORE(
-                C=C, beta=beta, n_outer=T, n_inner=inner, step="paper", dtype="float32",
-                keep_path=True, affinity="precomputed", random_state=0).fit(
-                graphs, observed_labels(ysig, lab)))
+        fits = [spore_fit(A, ysig, lab, *SPORE_FIXED, cfg["t4_T"], cfg["t4_inner"])
+                for A in graphs + [union_graph(graphs), intersection_graph(graphs),
+                                   majority_graph(graphs), graphs]]     # the last: MKL
         out[name] = {key: [a for a, _ in _acc_path(r, ysig, lab)]
                      for key, r in zip(T4_ROWS, fits)}
         out[name]["eta"] = np.asarray(fits[-1].weights_, float).tolist()
@@ -380,18 +372,31 @@ def table4_md(recs, full):
                                      if len(recs) < full else ".")]
 
 
+def plot_path(res, out):
+    """SPORE's mean accuracy along the IIP path per Table 1 set (``--plot``)."""
+    from ..plotting import pyplot, save
+    fig, ax = pyplot().subplots(figsize=(7, 4.5))
+    for name, recs in res.items():
+        P = np.asarray([r["spore_path"] for r in recs])
+        ax.plot(np.arange(P.shape[1]), P.mean(0), marker="o", label=name)
+    ax.set(xlabel="IIP outer iteration t", ylabel="accuracy on unlabelled vertices (%)",
+           title="SPORE accuracy along the IIP path (K0 = I + A/|λmin(A)|)")
+    ax.legend(fontsize=7)
+    save(fig, os.path.join(out, "spore_path_table1.png"))
+
+
 def section(table, res, cfg, args):
     """The report's lines for one table, ``res``: {data set: its draw records}."""
-    title, full = TITLES[table].format(**cfg), CONFIG[DRAWS[table]]
+    title, full = TABLES[table][3].format(**cfg), CONFIG[TABLES[table][0]]
     gone = [n for n in datasets(table, cfg, args) if n not in res] if table in ("1", "2") else []
     missing = ["No draw computed or cached for: " + ", ".join(gone) + "."] if gone else []
     if not res:
         return [" ".join([f"{title}\n\nNothing computed or cached for this table.", *missing]),
                 ""]
-    if table in ("path", "4"):
-        body = (long_path_md(res, cfg["path_T"], full) if table == "path"
-                else table4_md(res["multigraph"], full))
-        return [title, "", *body, ""]
+    if table == "path":
+        return [title, "", *long_path_md(res, cfg["path_T"], full), ""]
+    if table == "4":
+        return [title, "", *table4_md(res["multigraph"], full), ""]
     out = [title, "", *table_md(res, table, full, missing)]
     if table == "2":
         out += ["", "SPORE seconds per fit: " + ", ".join(
@@ -399,15 +404,7 @@ def section(table, res, cfg, args):
     out += ["", path_md(res, "Table 1 data: SPORE accuracy % vs IIP outer iteration t (mean "
                         "over draws)" if table == "1" else "Table 2 data: SPORE accuracy % vs t")]
     if table == "1" and args.plot:
-        from ..plotting import pyplot, save
-        fig, ax = pyplot().subplots(figsize=(7, 4.5))
-        for name, recs in res.items():
-            P = np.asarray([r["spore_path"] for r in recs])
-            ax.plot(np.arange(P.shape[1]), P.mean(0), marker="o", label=name)
-        ax.set(xlabel="IIP outer iteration t", ylabel="accuracy on unlabelled vertices (%)",
-               title="SPORE accuracy along the IIP path (K0 = I + A/|λmin(A)|)")
-        ax.legend(fontsize=7)
-        save(fig, os.path.join(args.out, "spore_path_table1.png"))
+        plot_path(res, args.out)
     return out + [""]
 
 
@@ -423,7 +420,7 @@ def _config(args):
         for k in ("t1_mnist", "t2_mnist"):
             cfg[k] = tuple(p for p in cfg[k] if f"mnist-{p[0]}v{p[1]}" in keep)
     if args.reps is not None:
-        cfg.update(dict.fromkeys(DRAWS.values(), args.reps))
+        cfg.update(dict.fromkeys((t[0] for t in TABLES.values()), args.reps))
     return cfg
 
 
@@ -435,14 +432,14 @@ def _reproduce(args) -> int:
              f"Config: {json.dumps(cfg)}", "",
              f"Draws cached one JSON file each in `{where}` (protocol "
              f"{'quick' if args.quick else 'full'}-{PROTOCOL}); each draw's generator is derived "
-             "from (seed, table, data set, draw index) (numbers before the resumable runs came "
-             "from one sequential stream and differ)."
+             "from (seed, table, data set, draw index)."
              + (" Assembled from cached draws only." if assemble else ""), "",
              "## The tables (MNIST graphs: " + ("cosine distance < 0.4)" if thr == MNIST_SIMILARITY
                                                 else f"cosine similarity > {thr:g})"), ""]
     dump, cache = {}, unit_cache(args, "draws")
     for table in (t for t in ("path", "1", "2", "4") if t in only_set(args, TABLES)):
-        c = dict(cfg, draws=cfg[DRAWS[table]], **OVERRIDES.get(table, {}))
+        draws, _, overrides, _ = TABLES[table]
+        c = dict(cfg, draws=cfg[draws], **overrides)
         res = {name: run_dataset(load, c, table, name, args.seed, cache, not assemble,
                                  args.verbose, args.resume)
                for name, load in datasets(table, cfg, args).items()}   # {name: its draws}
@@ -485,8 +482,8 @@ def add_reproduce_parser(subparsers):
                    "heart,sonar,mnist-1v2)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--mnist-similarity", type=float, help="cosine-similarity threshold of the "
-                   "MNIST graphs (default 0.6: the paper's 'cosine distance ... threshold with "
-                   "0.4' read as distance < 0.4); other values are cached as mnist-3v8+sim0.4")
+                   "MNIST graphs (default 0.6: 'cosine distance ... threshold with 0.4' read as "
+                   "distance < 0.4); other values are cached as mnist-3v8+sim0.4")
     p.set_defaults(func=partial(run_command, body=_reproduce))
 
 
@@ -575,32 +572,30 @@ def _bench(args) -> int:
              header(args, f"--pairs '{args.pairs}' --sizes '{args.sizes}' --n {args.n} --dtype "
                     f"{args.dtype} --max-T {args.max_T} --max-T-full {args.max_T_full}"), ""]
     if pairs and "pairs" in only_set(args, ["pairs"]):
-        rows, target = bench_table2(pairs, args.n, args), BENCH_TARGET.get(args.n)
+        target = BENCH_TARGET.get(args.n)
         lines += [f"## Table 2 setting: {args.n} MNIST nodes, 10 % labels, T = 5 outer x 20 "
                   f"inner, {args.dtype} iterates, C = 1, beta = 0.01"
                   + (f" (target <= {target} s per pair)" if target else ""), "",
-                  markdown_table(rows, ["pair", "n", "seconds", "eigh seconds (share)",
-                                        "final objective", "accuracy %", "load avg"]), ""]
+                  markdown_table(bench_table2(pairs, args.n, args), [
+                      "pair", "n", "seconds", "eigh seconds (share)", "final objective",
+                      "accuracy %", "load avg"]), ""]
     if sizes:
         whole, block = bench_sdp(sizes, args)
         lines += ["## IIP vs cvxpy/SCS to the same objective", "",
                   "Planted partition G(0.3, 0.05), 10 % labels, C = 1, beta = 0.1. SCS "
-                  "(eps = 1e-5; seconds include cvxpy's compilation) first; then IIP (K0 "
-                  "coupled, s = n/sqrt(T), float64) on the schedule (T x inner) = 25 x 5, "
-                  "100 x 10, 400 x 20, 1600 x 40 until its best objective is within 1e-3 "
-                  "of SCS's, either side (infeasible iterates can undershoot); the time is "
-                  "that of the single successful IIP run. Speed-up = SCS seconds / IIP "
-                  "seconds.", "",
-                  "**Whole graph** (the paper's algorithm on all n vertices; IIP up to "
-                  f"T = {args.max_T_full}):", "",
+                  "(eps = 1e-5, seconds with cvxpy's compilation) first; then IIP (K0 coupled, "
+                  "s = n/sqrt(T), float64) on the schedule (T x inner) = 25 x 5, 100 x 10, "
+                  "400 x 20, 1600 x 40 until its best objective is within 1e-3 of SCS's, either "
+                  "side (infeasible iterates can undershoot); the time is that of the one run "
+                  "that gets there. Speed-up = SCS seconds / IIP seconds.", "",
+                  f"**Whole graph** (all n vertices; IIP up to T = {args.max_T_full}):", "",
                   markdown_table(whole, ["n", "SCS seconds", "SCS value", "IIP T x inner",
                                          "IIP seconds", "IIP best", "rel. gap",
-                                         "infeasibility", "speed-up", "load avg"]),
-                  "", "**Labelled block** (spore.md §3.1: the optimum of SPORE on G equals "
-                  "that on the subgraph induced by the l labelled vertices, and "
-                  "blockdiag(K_SS*, I) is optimal for G; `semisup.spore.reduced."
-                  "spore_optimum`). IIP on the labelled block against SCS on the whole "
-                  "graph (the issue's comparison) and SCS on the same block:", "",
+                                         "infeasibility", "speed-up", "load avg"]), "",
+                  "**Labelled block** (spore.md §3.1: SPORE's optimum on G is that on the "
+                  "subgraph of the l labelled vertices, and blockdiag(K_SS*, I) is optimal for "
+                  "G; `semisup.spore.reduced.spore_optimum`), against SCS on the whole graph "
+                  "and on the same block:", "",
                   markdown_table(block, ["n", "l", "SCS whole graph s", "SCS block s",
                                          "SCS block value", "IIP-on-block T x inner",
                                          "seconds", "best", "rel. gap to SCS whole",
@@ -608,8 +603,7 @@ def _bench(args) -> int:
                                          "speed-up vs SCS block"]), ""]
     path, text = report_path(args), "\n".join(lines)
     if os.path.exists(path):
-        # the record is a log of runs with hand-written context between them: a run appends
-        # its dated section instead of rewriting the earlier ones
+        # a log of runs with hand-written context between them: append a dated section
         now = datetime.datetime.now(datetime.timezone.utc)
         text = "\n".join(["", f"## Run of {now:%Y-%m-%d %H:%M} UTC"] + [
             ("#" + ln if ln.startswith("## ") else ln) for ln in lines[1:]])
@@ -649,12 +643,9 @@ def demo_rows(verbose: bool = False) -> list[dict]:
     rng = np.random.default_rng(0)
     y = np.where(np.arange(120) < 60, 1, 0)
     A = _planted(y, 0.3, 0.05, rng)
-    lab = draw_labeled(np.where(y == 1, 1.0, -1.0), 0.1, rng)
+    y_obs = observed_labels(2.0 * y - 1, draw_labeled(2.0 * y - 1, 0.1, rng))
     views = [_planted(y, p, q, rng) for p, q in ((0.3, 0.05), (0.2, 0.08), (0.1, 0.1))]
-    y_obs = np.full(y.size, -1)
-    y_obs[lab] = y[lab]
-    one = "planted partition G(0.3, 0.05), n=120, 10 % labels"
-    rows = []
+    one, rows = "planted partition G(0.3, 0.05), n=120, 10 % labels", []
     for name, X, data, model in [
             ("SPORE (T=5, 20 inner)", A, one, SPORE(C=1.0, beta=0.01, n_outer=5, n_inner=20,
                                                     affinity="precomputed")),
