@@ -82,7 +82,7 @@ class _LaplacianKernelClassifier(SemiSupervisedMixin, GraphMixin, ClassifierMixi
     }
 
     # One signature for LapSVM and LapRLS (scikit-learn reads it for get_params).
-    def __init__(self, gamma_A=1e-6, gamma_I=1.0, *, kernel="rbf", kernel_sigma="scale",
+    def __init__(self, gamma_A=1e-6, gamma_I=0.1, *, kernel="rbf", kernel_sigma="scale",
                  degree=3, coef0=0.0, affinity="knn", n_neighbors=10, weights="heat",
                  graph_sigma=None, threshold=None, metric="euclidean", knn_method="auto",
                  n_jobs=None, random_state=None, laplacian="normalized", laplacian_power=1,
@@ -535,8 +535,15 @@ _PARAMS_DOC = """
     ----------
     gamma_A : float >= 0, default=1e-6
         Weight of the ambient (RKHS) norm ``alpha^T K alpha`` (lapsvmp's default).
-    gamma_I : float >= 0, default=1.0
-        Weight of the intrinsic norm ``f^T L^p f``.
+    gamma_I : float >= 0, default=0.1
+        Weight of the intrinsic norm ``f^T L^p f``. The default was 1.0 until 2026-11-26:
+        0.1 was as good or better in 14 of 16 cells of ``semisup bench defaults``' matrix
+        (moons, wine, breast cancer, digits; raw and standardised; 1 and 3 labels per
+        class; mean accuracy over three draws 0.839 -> 0.856 for LapRLS and LapSVM alike,
+        the two others 0.002 lower) and on all of MNIST with 100 labels per class (reduced,
+        m = 1912: error 6.82 -> 5.75 %%; 10 per class 17.29 -> 17.44 %%). At 1.0 the graph
+        term over all points outweighed the labelled losses: no labelled point reached the
+        margin, so LapSVM's Newton stopped at LapRLS's solution.
     kernel : {"rbf", "polynomial", "linear", "precomputed"}, default="rbf"
         ``rbf``: ``exp(-||x - x'||^2 / (2 kernel_sigma^2))``; ``polynomial``:
         ``(x^T x' + coef0)^degree`` (the paper's MNIST kernel is ``degree=9, coef0=0`` on
