@@ -48,3 +48,6 @@ def test_first_example_runs_and_scores_only_the_unlabelled_points():
     printed = out.getvalue().split("\n")
     assert float(printed[0]) > 0.9 and float(printed[1]) > 0.9, printed
     assert printed[2] == "[0 1]", printed
+    # the comments say what the lines print (a changed default must update them)
+    said = re.findall(r"\.mean\(\)\)\s+# ([0-9.]+)", code)
+    assert [f"{float(p):.2f}" for p in printed[:2]] == said, (printed, said)
