@@ -1,7 +1,8 @@
 """How MatrixCompletionTransducer's ``graph_features="auto"`` (K - 1 spectral features) was
 chosen: every cell, label draws 0-2, the estimator with no spectral features, with
 ``"auto"`` (K - 1), and with K, K - 1, 2K and min(10, d) given explicitly, beside
-LogisticRegression on the labelled points and LabelSpreading(kernel="knn"). One JSON line per cell and draw.
+LogisticRegression on the labelled points and LabelSpreading(kernel="knn"). One JSON line
+per cell and draw.
 
     python tools/mc_spectral_features.py [data ...] > out.jsonl
 
