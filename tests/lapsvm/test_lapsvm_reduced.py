@@ -284,9 +284,10 @@ def test_float32_features_give_the_float64_minimiser_to_rounding():
 def test_reduced_lapsvm_is_laprls_exactly_when_every_label_is_inside_the_margin():
     """The squared hinge is the squared loss wherever ``y f < 1``: a LapRLS minimiser with
     every labelled point inside the margin is LapSVM's too, and Newton stops after its first
-    (LapRLS) step. This is why LapRLS and LapSVM end on the same labels on all of MNIST at
-    the defaults (gamma_I = 1 shrinks f: no labelled point reaches y f = 1, issue #31); with
-    a weak manifold term some do, and the two models differ."""
+    (LapRLS) step. This is why LapRLS and LapSVM ended on the same labels on all of MNIST
+    at gamma_I = 1, the default before 2026-11-26 (it shrinks f: no labelled point reaches
+    y f = 1, issue #31; at 0.1 and 10 labels per class still); with a weak manifold term
+    some do, and the two models differ."""
     P = moons(25)
     idx = np.sort(np.random.default_rng(3).choice(200, 40, replace=False))
     Phi, _ = _features(P["X"], idx)
