@@ -15,7 +15,7 @@ from .._base import SemiSupervisedMixin, _fit_context, _store_init_params
 from .._progress import log
 from .._validation import (_as_numeric_matrix, check_finite, check_memory,
                            check_semisup_labels)
-from ..graph import connected_components, laplacian
+from ..graph import laplacian
 from ..graph.degeneracy import warn_if_flat
 from ..graph.frontend import GRAPH_PARAMETER_CONSTRAINTS, GraphMixin
 from .admm import N_WORK_ARRAYS, solve

@@ -27,7 +27,7 @@ import scipy.linalg as sla
 import scipy.sparse.linalg as spla
 
 __all__ = ["symmetrize", "eigh_sym", "project_psd", "psd_split", "nsd_part", "psd_part",
-           "top_eigpair", "min_eigenvalue"]
+           "top_eigpair", "min_eigenvalue", "arpack_start"]
 
 #: above this size ``top_eigpair(method="auto")`` uses Lanczos (ARPACK) instead of LAPACK
 LANCZOS_MIN_N = 400
@@ -290,6 +290,22 @@ def project_psd(M) -> np.ndarray:
     return psd_split(M)[0]
 
 
+def arpack_start(n: int, seed: int = 0) -> np.ndarray:
+    """A fixed Lanczos start vector of length ``n`` (uniform in [-1, 1], seeded).
+
+    ARPACK's own start is random, so the same matrix gave eigenvalues differing in their
+    last digits from one call to the next (LASS's ADMM step, SPORE's path): every
+    ``eigsh`` of the library without a warm start begins here instead.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> bool(np.array_equal(arpack_start(5), arpack_start(5)))
+    True
+    """
+    return np.random.default_rng(seed).uniform(-1.0, 1.0, int(n))
+
+
 def top_eigpair(M, method: str = "auto", v0=None, tol: float = 1e-10,
                 symmetric: bool = False):
     """Largest eigenvalue and a unit eigenvector of the symmetric part of ``M``.
@@ -302,7 +318,8 @@ def top_eigpair(M, method: str = "auto", v0=None, tol: float = 1e-10,
         ``"lanczos"``: ARPACK ``eigsh(which="LA")``, O(n^2) per matrix-vector product;
         ``"auto"``: Lanczos when ``n >= LANCZOS_MIN_N``.
     v0 : array of shape (n,), optional
-        Starting vector for Lanczos (warm start from the previous eigenvector).
+        Starting vector for Lanczos (warm start from the previous eigenvector; default
+        :func:`arpack_start`).
     tol : float
         Lanczos relative accuracy.
     symmetric : bool
@@ -322,7 +339,8 @@ def top_eigpair(M, method: str = "auto", v0=None, tol: float = 1e-10,
         return float(w[0]), V[:, 0]
     try:
         # float64: ARPACK cannot reach tol = 1e-10 in float32 and fails ("no shifts")
-        w, V = spla.eigsh(S.astype(np.float64, copy=False), k=1, which="LA", v0=v0, tol=tol)
+        w, V = spla.eigsh(S.astype(np.float64, copy=False), k=1, which="LA",
+                          v0=arpack_start(n) if v0 is None else v0, tol=tol)
     except spla.ArpackError:
         w, V = _eigh_index(S, n - 1)
     return float(w[0]), V[:, 0]
@@ -334,9 +352,8 @@ def min_eigenvalue(M) -> float:
         n = M.shape[0]
         if n >= LANCZOS_MIN_N:
             S = (M + M.T) * 0.5
-            v0 = np.random.default_rng(0).uniform(-1.0, 1.0, n)   # reproducible
             return float(spla.eigsh(S.astype(np.float64), k=1, which="SA", tol=1e-10,
-                                    v0=v0)[0][0])
+                                    v0=arpack_start(n))[0][0])
         M = M.toarray()
     S = symmetrize(M)
     n = S.shape[0]
