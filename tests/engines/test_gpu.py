@@ -152,7 +152,8 @@ def test_laprls_equals_closed_form(dtype, gamma_A, rtol):
         Y = est._encode(y_train, est.classes_, y_train != -1)
         fit = CupyEngine().laprls_fit(X, Y, est.affinity_matrix_,
                                       kernel_sigma=est.kernel_sigma_, gamma_A=gamma_A,
-                                      kernel_dtype=dtype, tol=1e-10, max_iter=3000)
+                                      gamma_I=est.gamma_I, kernel_dtype=dtype, tol=1e-10,
+                                      max_iter=3000)
         f0 = est.decision_function(X)
         assert isinstance(fit.decision, cupy.ndarray)
         np.testing.assert_allclose(host(fit.decision), f0, atol=rtol * np.abs(f0).max())

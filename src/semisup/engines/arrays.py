@@ -530,7 +530,7 @@ class LapRLSFit(NamedTuple):
     converged: bool
 
 
-def laprls_fit(K, Y, apply_L, *, gamma_A=1e-6, gamma_I=1.0, use_bias=False, tol=1e-6,
+def laprls_fit(K, Y, apply_L, *, gamma_A=1e-6, gamma_I=0.1, use_bias=False, tol=1e-6,
                max_iter=1000):
     """LapRLS (Melacci & Belkin 2011, eq. 14) by linear PCG with the preconditioner
     ``P = diag(1, K)``, one kernel product per iteration.

@@ -226,7 +226,7 @@ class CupyEngine(Engine):
         return arrays.poisson_solve(self.asarray(W), labeled_idx, y_idx, n_classes, tol=tol,
                                     max_iter=max_iter)
 
-    def laprls_fit(self, X, Y, W, *, kernel_sigma, gamma_A=1e-6, gamma_I=1.0,
+    def laprls_fit(self, X, Y, W, *, kernel_sigma, gamma_A=1e-6, gamma_I=0.1,
                    laplacian="normalized", use_bias=False, kernel_dtype="float32", tol=1e-6,
                    max_iter=1000):
         """LapRLS with the full RBF kernel of ``X`` held on the device.
