@@ -7,7 +7,7 @@ a float64 brute force on the device), the engine's harmonic and Poisson solves a
 per class, the estimators ``HarmonicFunction().fit(X, y)`` and ``PoissonLearning().fit(X,
 y)`` on CuPy arrays (the graph built on the device inside ``fit``, the fitted arrays left
 there), LapRLS with the full float32 RBF kernel on all points (one-vs-rest), and
-``LapRLS()`` at its defaults on the device arrays (graph, kernel and PCG in fit). Every stage
+``LapRLS(kernel_dtype="float32")`` on the device arrays (graph, kernel and PCG in fit). Every stage
 runs in its own ``try``: one failure does not lose the others. The record goes to
 ``OUT/gpu.md`` and ``OUT/gpu.json`` (``--out``, default ``$OUT`` or the working directory);
 its last column holds this project's CPU figures from ``docs/benchmarks`` (not measured).
@@ -104,6 +104,21 @@ def _stage(record, name, fn):
         sys.stderr.flush()
 
 
+def _product_times(xp, sync, Kmat, c, reps=10):
+    """Milliseconds of one product of the kernel with ``c`` columns, in two layouts
+    (``K V`` and ``(V^T K)^T``, equal for a symmetric ``K``), and the bandwidth of the
+    first: what a PCG iteration of LapRLS costs at least (profile before optimising)."""
+    V = xp.ones((Kmat.shape[0], c), dtype=Kmat.dtype)
+    Vt = xp.ascontiguousarray(V.T)
+    out = {}
+    for name, fn in (("KV", lambda: Kmat @ V), ("VtK", lambda: Vt @ Kmat)):
+        fn()
+        _, t = _timed(sync, lambda: [fn() for _ in range(reps)])
+        out[f"product_{name}_ms"] = round(1e3 * t / reps, 3)
+    out["product_KV_GBps"] = round(Kmat.nbytes / (out["product_KV_ms"] / 1e3) / 1e9, 1)
+    return out
+
+
 def run(engine="cupy", n=None, data_dir=None, per_class=10, seed=0, laprls_iter=500,
         warmup=2000, only=None):
     """Run the benchmark; returns the record (a dict). ``only``: the stages to run (the
@@ -183,8 +198,10 @@ def run(engine="cupy", n=None, data_dir=None, per_class=10, seed=0, laprls_iter=
         Kmat, t_kernel = _timed(sync, lambda: arrays.rbf_kernel(X, sigma))
         fit, t_solve = _timed(sync, lambda: arrays.laprls_fit(
             Kmat, Y_d, apply_L, gamma_A=1e-6, gamma_I=0.1, tol=1e-4, max_iter=laprls_iter))
+        products = _product_times(xp, sync, Kmat, K)
         del Kmat
         return {"kernel_seconds": round(t_kernel, 4), "solve_seconds": round(t_solve, 4),
+                **products,
                 "total_seconds": round(t_kernel + t_solve, 4), "n_iter": fit.n_iter,
                 "converged": fit.converged, "kernel_sigma": round(float(sigma), 6),
                 "kernel_GiB": round(n * n * 4 / 2 ** 30, 2), "classes": "one-vs-rest, 10",
@@ -207,17 +224,19 @@ def run(engine="cupy", n=None, data_dir=None, per_class=10, seed=0, laprls_iter=
                 "accuracy": accuracy(arrays.to_host(est.transduction_))}
 
     def laprls_estimator():
-        """``LapRLS()`` at its defaults on the device arrays (graph, float32 kernel, PCG)."""
+        """``LapRLS(kernel_dtype="float32")`` on the device arrays (graph, kernel and PCG in
+        fit; the other parameters at their defaults)."""
         left = BUDGET_S - (time.perf_counter() - start)
         if left < 60:
             raise TimeoutError(f"skipped: {left:.0f} s of the budget left")
         X, y_train = state["X"], np.where(labeled, y, -1)
         sub = np.union1d(np.arange(m), lab)
-        semisup.LapRLS(max_iter=5).fit(X[xp.asarray(sub)], xp.asarray(y_train[sub]))
+        params = dict(kernel_dtype="float32")
+        semisup.LapRLS(max_iter=5, **params).fit(X[xp.asarray(sub)], xp.asarray(y_train[sub]))
         y_dev = xp.asarray(y_train)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            est, t = _timed(sync, lambda: semisup.LapRLS().fit(X, y_dev))
+            est, t = _timed(sync, lambda: semisup.LapRLS(**params).fit(X, y_dev))
         return {"seconds": round(t, 4), "setup_seconds": round(est.setup_time_, 4),
                 "solve_seconds": round(est.fit_time_, 4), "n_iter": int(est.n_iter_),
                 "converged": bool(est.converged_),
