@@ -170,7 +170,9 @@ _FEATURE_BLOCK_BYTES = 2 ** 28
 
 def _refuse_unsupported_reduced(est, engine, X_val):
     name, where = type(est).__name__, f"on the {engine.name} engine"
-    if getattr(engine, "kernel", None) is None or getattr(engine, "laprls_fit", None) is None:
+    # an array engine (its module xp: the features and the solves run there), whatever
+    # full-kernel solver it offers
+    if getattr(engine, "xp", None) is None or getattr(engine, "sparse", None) is None:
         raise ValueError(f"{name} has no fit {where}; pass X in memory (e.g. "
                          "cupy.asnumpy(X)).")
     rules = est._rule_names()
