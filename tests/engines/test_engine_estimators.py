@@ -302,7 +302,6 @@ def test_laprls_device_path_refuses_what_it_cannot_do():
     with pytest.raises(ValueError, match="early_stopping='stability'"):
         LapRLS(solver="pcg").fit(Xd, y_train)
     for kw, match in ((dict(kernel="linear"), "kernel='linear'"),
-                      (dict(n_basis=20), "n_basis=20"),
                       (dict(solver="closed_form"), "solver='closed_form'"),
                       (dict(laplacian_power=2), "laplacian_power=2"),
                       (dict(keep_path=True), "keep_path=True")):

@@ -13,6 +13,13 @@ eq. 14) with the full RBF kernel (``n_basis="auto"`` keeps every point: the devi
 the kernel), ``laplacian_power=1``, to the relative tolerance ``stop_tol`` (default
 ``1e-6``) of the preconditioned gradient norm, or ``max_iter`` iterations (default 1000),
 without early stopping: the minimiser, as ``solver="auto"`` gives on the host.
+
+An integer ``n_basis`` (LapRLS and LapSVM) fits the reduced expansion over ``m`` basis
+points there (:func:`_fit_reduced`, the functions of :mod:`semisup.lapsvm.reduced` with
+CuPy arrays): the basis drawn uniformly with ``random_state`` (the host fit's indices), the
+features ``K_nB T`` on the device, the direct solves (``solver="auto"``) or the reduced PCG
+with the ``"stability"`` or a classical stopping rule. ``n_basis="auto"`` keeps the full
+kernel there (the device holds it).
 """
 
 from __future__ import annotations
@@ -25,7 +32,9 @@ from sklearn.utils.validation import check_is_fitted
 from .._validation import check_semisup_labels, warn_convergence
 from ..engines import engine_for
 from ..graph.degeneracy import warn_if_flat
+from ..engines.arrays import _check_memory, array_modules, laplacian_apply, rbf_kernel
 from ..kernels import scale_sigma
+from .reduced import basis_transform, gram_block, reduced_newton, reduced_pcg, select_basis
 
 __all__ = ["on_device", "fit", "decision_function"]
 
@@ -71,6 +80,8 @@ def fit(est, X, y, *, W=None, X_val=None, y_val=None, engine=None):
     ``X`` and ``W``; looked up if not given). Returns ``est``."""
     name = type(est).__name__
     engine = engine_for(X, W) if engine is None else engine
+    if est.n_basis not in ("auto", None):      # the reduced expansion (LapRLS and LapSVM)
+        return _fit_reduced(est, X, y, W=W, X_val=X_val, engine=engine)
     _refuse_unsupported(est, engine, X_val)
     y = check_semisup_labels(est._host_labels(y), estimator=name)[0]
     if est.affinity == "precomputed" and W is None:
@@ -149,3 +160,155 @@ def decision_function(est, X):
                            sigma=est.kernel_sigma_)
         out[lo:lo + step] = Kx @ est.alpha_ + est.intercept_
     return est._in_input_type(out, X)
+
+
+# -- the reduced expansion ---------------------------------------------------------------------
+
+#: working memory of a block of feature rows (their float64 kernel rows to the basis)
+_FEATURE_BLOCK_BYTES = 2 ** 28
+
+
+def _refuse_unsupported_reduced(est, engine, X_val):
+    name, where = type(est).__name__, f"on the {engine.name} engine"
+    # an array engine (its module xp: the features and the solves run there), whatever
+    # full-kernel solver it offers
+    if getattr(engine, "xp", None) is None or getattr(engine, "sparse", None) is None:
+        raise ValueError(f"{name} has no fit {where}; pass X in memory (e.g. "
+                         "cupy.asnumpy(X)).")
+    rules = est._rule_names()
+    checks = [("kernel", est.kernel == "rbf", "use kernel='rbf'"),
+              ("basis", est.basis == "uniform",
+               "its reduced expansion draws the basis uniformly; use basis='uniform'"),
+              ("early_stopping", est.solver != "pcg" or not any(
+                  nm in ("validation", "mixed") for nm in rules),
+               "a validation set is not available there; use 'stability', a classical rule "
+               "or None"),
+              ("warm_start", not est.warm_start, "use warm_start=False"),
+              ("keep_path", not est.keep_path, "use keep_path=False")]
+    for param, ok, advice in checks:
+        if not ok:
+            raise ValueError(f"{name}({param}={getattr(est, param)!r}) is not available "
+                             f"{where}: {advice}, or pass X in memory.")
+    if X_val is not None:
+        raise ValueError(f"{name}: a validation set (X_val) is not available {where}; "
+                         "pass no X_val.")
+
+
+def _prepare(est, X, y, W, engine):
+    """The device fit's common start: labels checked, the graph built (or validated) where
+    ``X`` lives. Returns ``(X, W, y, classes, labeled)``."""
+    name = type(est).__name__
+    if est.affinity == "precomputed" and W is None:
+        raise ValueError("affinity='precomputed' needs the graph: fit(X, y, W=W).")
+    if est.affinity != "precomputed" and W is not None:
+        raise ValueError(f"W is ignored unless affinity='precomputed' (here affinity="
+                         f"{est.affinity!r} builds the graph from X); pass "
+                         "affinity='precomputed' to use W, or drop W.")
+    if est.affinity == "precomputed":
+        W, _ = est._fit_graph(W, name="W")
+        X = engine.check_points(est, X)
+        if W.shape[0] != X.shape[0]:
+            raise ValueError(f"W has shape {W.shape} but X has {X.shape[0]} samples.")
+        est._graph_state = (engine.name, None)
+    else:
+        W, X = est._fit_graph(X, engine=engine)
+    y, classes, labeled = check_semisup_labels(y, X.shape[0], estimator=name)
+    return X, W, y, classes, labeled
+
+
+def _features(X, Xb, T, sigma, dtype):
+    """``Phi = K(X, B) T`` (n x r, ``dtype``) in row blocks: each block's kernel rows in
+    float64 and their product by ``T`` in float64, as the host's
+    :func:`~semisup.kernels.make_kernel` (``transform=T``); the n x m kernel is never held."""
+    xp, _ = array_modules(X)
+    n, m = X.shape[0], Xb.shape[0]
+    Phi = xp.empty((n, T.shape[1]), dtype=dtype)
+    step = int(max(1, _FEATURE_BLOCK_BYTES // (8 * max(m, 1))))
+    for lo in range(0, n, step):
+        Kb = rbf_kernel(X[lo:lo + step], sigma, Y=Xb, dtype="float64")
+        Phi[lo:lo + step] = (Kb @ T).astype(dtype)
+    return Phi
+
+
+def _laplacian_power(W, kind, power):
+    """``V -> L^p V`` on the device graph (``L`` applied ``p`` times, never formed)."""
+    apply = laplacian_apply(W, kind)
+    if power == 1:
+        return apply
+
+    def apply_p(V):
+        for _ in range(power):
+            V = apply(V)
+        return V
+    return apply_p
+
+
+def _fit_reduced(est, X, y, *, W=None, X_val=None, engine):
+    """:meth:`LapRLS.fit` / :meth:`LapSVM.fit` with the reduced expansion over
+    ``m = min(n_basis, n)`` basis points, where ``X`` lives (the host's
+    :meth:`~semisup.lapsvm.estimator._LaplacianKernelClassifier._fit_reduced`).
+
+    The basis indices are drawn on the host (uniformly, by ``random_state``: those of the
+    host fit), the basis points gathered on the device; ``K_BB``'s eigendecomposition gives
+    ``T`` (:func:`~semisup.lapsvm.reduced.basis_transform`), the features ``Phi = K_nB T``
+    are computed in row blocks, and :func:`~semisup.lapsvm.reduced.reduced_newton` (LapSVM's
+    Newton, LapRLS's closed form) or :func:`~semisup.lapsvm.reduced.reduced_pcg` solves
+    there. The model keeps the basis points (``X_fit_``, on the device) and
+    ``alpha_ = T beta``: a prediction costs ``m`` kernel values per point.
+    """
+    name = type(est).__name__
+    _refuse_unsupported_reduced(est, engine, X_val)
+    y = check_semisup_labels(est._host_labels(y), estimator=name)[0]
+    t0 = time.perf_counter()
+    X, W, y, classes, labeled = _prepare(est, X, y, W, engine)
+    xp = engine.xp
+    n = X.shape[0]
+    m = min(int(est.n_basis), n)
+    solver = est._solver_for(m, n)
+    dtype = np.dtype(est.kernel_dtype)
+    # the features, the n x 256 float64 blocks of their Laplacian Gram and the m x m systems
+    _check_memory(xp, float(n) * m * dtype.itemsize + 24.0 * n * gram_block(n)
+                  + 3.0 * (m + 1) ** 2 * 8,
+                  f"{name}(n_basis={m}) on n={n} points (the {n}x{m} kernel features)",
+                  "Use a smaller n_basis" + ("" if dtype == np.float32 else
+                                             " or kernel_dtype='float32'") + ".")
+    est.classes_ = classes
+    est.kernel_sigma_ = sigma = (scale_sigma(X) if est.kernel_sigma == "scale"
+                                 else float(est.kernel_sigma))
+    idx = select_basis(X, m, "uniform", random_state=est.random_state)   # host indices
+    Xb = X[xp.asarray(idx)]
+    T = basis_transform(rbf_kernel(Xb, sigma, dtype="float64"))
+    Phi = _features(X, Xb, T, sigma, dtype)
+    apply_L = _laplacian_power(engine.asarray(W), est.laplacian, est.laplacian_power)
+    Y = xp.asarray(est._encode(y, classes, labeled))
+    est.X_fit_ = Xb                  # the basis: predictions need it only
+    est.basis_indices_ = idx
+    est.n_basis_ = m
+    est._graph_state = (engine.name, None)   # the training points are never queried
+    est.setup_time_ = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    common = dict(gamma_A=est.gamma_A, gamma_I=est.gamma_I, use_bias=est.use_bias,
+                  hinge=est._hinge)
+    if solver in ("newton", "closed_form"):
+        res = reduced_newton(Phi, apply_L, Y, max_iter=1 if not est._hinge else (
+            50 if est.max_iter is None else est.max_iter), _advice="raise max_iter.",
+            **common)
+    else:
+        rules = est._rules(est._rule_names(), ~labeled, None, 1 if Y.ndim == 1 else Y.shape[1])
+        res = reduced_pcg(Phi, apply_L, Y,
+                          max_iter=1000 if est.max_iter is None else est.max_iter,
+                          stopping=rules, refresh_every=est.refresh_every,
+                          verbose=est.verbose, _advice=est._pcg_advice(rules), **common)
+    del Phi
+    est.alpha_ = T @ res.alpha
+    est.intercept_ = res.b
+    est.fit_time_ = time.perf_counter() - t0
+    est.n_iter_ = int(res.n_iter)
+    est.n_iter_per_class_ = (np.atleast_1d(np.asarray(res.n_iter_per_column, dtype=int))
+                             if res.n_iter_per_column is not None else np.array([est.n_iter_]))
+    est.converged_ = bool(res.converged)
+    est.stop_reason_ = res.stop_reason
+    est.history_ = res.history
+    est.transduction_ = labels(est, res.decision)
+    warn_if_flat(res.decision.reshape(n, -1), labeled, name)
+    return est

@@ -32,6 +32,11 @@ Solvers, both on ``Phi`` and the Laplacian only:
 
 :func:`select_basis` draws ``B``: uniformly, by k-means++ seeding, or by approximate ridge
 leverage scores.
+
+Array modules: :func:`basis_transform`, :func:`reduced_newton` and :func:`reduced_pcg` run in
+the module of their ``K_BB`` / ``Phi`` (numpy, or CuPy on a GPU: the estimators' device path,
+:mod:`semisup.lapsvm._device`); the bookkeeping (error-vector sets, stopping rules, the exact
+line search on the labelled rows) reads small host copies.
 """
 
 from __future__ import annotations
@@ -44,9 +49,10 @@ import scipy.linalg as sla
 from sklearn.utils import check_random_state
 
 from .._validation import available_memory
+from ..engines.arrays import array_modules, to_host
 from .newton import _NewtonSteps
 from .objective import laplacian_operator
-from .pcg import _as_columns, _ColumnStops, _line_search_step, _start
+from .pcg import _as_columns, _ColumnStops, _line_search_step, _start, exact_line_search
 from .result import SolverResult
 from .stopping import Iterate
 
@@ -178,16 +184,20 @@ def basis_transform(K_BB, rtol: float | None = None) -> np.ndarray:
     >>> np.allclose(T.T @ K @ T, np.eye(2))
     True
     """
-    K_BB = np.asarray(K_BB, dtype=np.float64)
+    xp, _ = array_modules(K_BB)
+    K_BB = xp.asarray(K_BB, dtype=xp.float64)
     m = K_BB.shape[0]
-    s, U = sla.eigh(0.5 * (K_BB + K_BB.T), check_finite=False)
-    top = s[-1] if m else 0.0
+    if xp is np:
+        s, U = sla.eigh(0.5 * (K_BB + K_BB.T), check_finite=False)
+    else:       # CuPy's (cuSOLVER's) symmetric eigensolver
+        s, U = xp.linalg.eigh(0.5 * (K_BB + K_BB.T))
+    top = float(s[-1]) if m else 0.0
     if not top > 0:
         raise ValueError("the kernel of the basis points is zero: no expansion is possible "
                          "(check kernel_sigma and the scale of X).")
     tol = (m * np.finfo(np.float64).eps if rtol is None else rtol) * top
     keep = s > tol
-    return U[:, keep] / np.sqrt(s[keep])
+    return U[:, keep] / xp.sqrt(s[keep])
 
 
 def gram_block(n: int) -> int:
@@ -203,12 +213,13 @@ def _laplacian_gram(Phi, apply_L, use_bias, block: int | None = None,
     (``L Phi_j`` and its temporaries: 256 columns up to n = 175 000, 44 at 10^6; fewer
     columns read ``Phi`` more often); a float32 ``Phi`` is cast to float64 ``rows`` rows at
     a time, never whole."""
+    xp, _ = array_modules(Phi)
     n, r = Phi.shape
     block = gram_block(n) if block is None else block
     off = 1 if use_bias else 0
-    G = np.empty((r + off, r + off))
+    G = xp.empty((r + off, r + off))
     for j in range(0, r, block):
-        LP = apply_L(np.asarray(Phi[:, j:j + block], dtype=np.float64))
+        LP = apply_L(xp.asarray(Phi[:, j:j + block], dtype=xp.float64))
         cols = slice(off + j, off + j + LP.shape[1])
         if Phi.dtype == np.float64:
             G[off:, cols] = Phi.T @ LP
@@ -219,7 +230,7 @@ def _laplacian_gram(Phi, apply_L, use_bias, block: int | None = None,
         if use_bias:
             G[0, cols] = LP.sum(axis=0)
     if use_bias:
-        L1 = apply_L(np.ones(n))
+        L1 = apply_L(xp.ones(n))
         G[0, 0] = L1.sum()
         G[1:, 0] = G[0, 1:]
     return 0.5 * (G + G.T)
@@ -228,15 +239,29 @@ def _laplacian_gram(Phi, apply_L, use_bias, block: int | None = None,
 def _products(Phi, V):
     """``Phi @ V`` in float64 (``Phi`` may be float32: the small ``V`` is cast instead)."""
     if Phi.dtype == np.float32:
-        return np.asarray(Phi @ V.astype(np.float32), dtype=np.float64)
+        return (Phi @ V.astype(np.float32)).astype(np.float64)
     return Phi @ V
 
 
 def _rproducts(Phi, U):
     """``Phi^T @ U`` in float64."""
     if Phi.dtype == np.float32:
-        return np.asarray(Phi.T @ U.astype(np.float32), dtype=np.float64)
+        return (Phi.T @ U.astype(np.float32)).astype(np.float64)
     return Phi.T @ U
+
+
+def _setup(Phi, y, beta0, b0, use_bias):
+    """``(xp, Y (n, c), squeeze, A (r, c), B (c,))`` in ``Phi``'s array module: the targets
+    as columns and the start (zeros, or the warm start)."""
+    xp, _ = array_modules(Phi)
+    if xp is np:
+        Y, squeeze = _as_columns(y)
+        return (xp, Y, squeeze) + _start(beta0, b0, Phi.shape[1], Y.shape[1], use_bias)
+    Y = xp.asarray(y, dtype=xp.float64)
+    Y, squeeze = (Y[:, None], True) if Y.ndim == 1 else (Y, False)
+    A, B = _start(None if beta0 is None else to_host(beta0),
+                  None if b0 is None else to_host(b0), Phi.shape[1], Y.shape[1], use_bias)
+    return xp, Y, squeeze, xp.asarray(A), xp.asarray(B)
 
 
 def reduced_newton(Phi, L, y, *, gamma_A: float, gamma_I: float, power: int = 1,
@@ -282,46 +307,94 @@ def reduced_newton(Phi, L, y, *, gamma_A: float, gamma_I: float, power: int = 1,
     plus ``O(n 256 + r^2)``.
     """
     apply_L = L if callable(L) else laplacian_operator(L, power)
-    Y, squeeze = _as_columns(y)
+    xp, Y, squeeze, A, B = _setup(Phi, y, beta0, b0, use_bias)
     n, c = Y.shape
     r = Phi.shape[1]
     off = 1 if use_bias else 0
     H0 = gamma_I * _laplacian_gram(Phi, apply_L, use_bias)
-    H0[np.arange(off, r + off), np.arange(off, r + off)] += gamma_A
-    A, B = _start(beta0, b0, r, c, use_bias)
-    run = _NewtonSteps(Y, hinge, max_iter, callback, squeeze)
+    H0[xp.arange(off, r + off), xp.arange(off, r + off)] += gamma_A
+    # the error-vector sets are kept on the host (an n x c copy of F per step)
+    run = _NewtonSteps(to_host(Y), hinge, max_iter, callback, squeeze)
     for t in range(max_iter + 1):
         F = _products(Phi, A) + B
-        E, groups = run.groups(t, F, A, B)
+        E, groups = run.groups(t, to_host(F), A, B)
         if not groups:
             break
         for cols in groups:
-            rows = np.flatnonzero(E[:, cols[0]])
-            ZE = np.asarray(Phi[rows], dtype=np.float64)
+            rows = xp.asarray(np.flatnonzero(E[:, cols[0]]))
+            ZE = xp.asarray(Phi[rows], dtype=xp.float64)
             if use_bias:
-                ZE = np.hstack([np.ones((rows.size, 1)), ZE])
+                ZE = xp.hstack([xp.ones((rows.size, 1)), ZE])
             H = H0 + ZE.T @ ZE
-            Z = _spd_solve(H, ZE.T @ Y[np.ix_(rows, cols)])
-            if not np.isfinite(Z).all():
+            cx = xp.asarray(cols)
+            Z = _spd_solve(H, ZE.T @ Y[rows][:, cx])
+            if not bool(xp.isfinite(Z).all()):
                 raise ValueError("the reduced Newton system gave non-finite coefficients: "
                                  "the kernel or the Laplacian is too badly scaled; increase "
                                  "gamma_A.")
-            A[:, cols] = Z[off:]
+            A[:, cx] = Z[off:]
             if use_bias:
-                B[cols] = Z[0]
+                B[cx] = Z[0]
         F0 = _products(Phi, A[:, :1])[:, 0] + B[0]
-        r0 = np.where(E[:, 0], F0 - Y[:, 0], 0.0)  # E of the step; the next F re-derives it
+        # E of the step; the next F re-derives it
+        r0 = xp.where(xp.asarray(E[:, 0]), F0 - Y[:, 0], 0.0)
         run.hist["obj"].append(float(0.5 * (r0 @ r0 + gamma_A * A[:, 0] @ A[:, 0]
                                             + gamma_I * F0 @ apply_L(F0))))
     return run.result(A, B, F, _advice or "raise max_iter.")
 
 
 def _spd_solve(H, rhs):
-    """``H z = rhs`` for a symmetric PSD ``H``: Cholesky, else least squares."""
+    """``H z = rhs`` for a symmetric PSD ``H``: Cholesky, else least squares (in ``H``'s
+    array module; CuPy's Cholesky of a matrix that is not positive definite is not finite
+    rather than an error)."""
+    xp, _ = array_modules(H)
+    if xp is not np:
+        from cupyx.scipy.linalg import solve_triangular
+        C = xp.linalg.cholesky(H)
+        if bool(xp.isfinite(C).all()):
+            return solve_triangular(C.T, solve_triangular(C, rhs, lower=True), lower=False)
+        return xp.linalg.lstsq(H, rhs, rcond=None)[0]
     try:
         return sla.cho_solve(sla.cho_factor(H, check_finite=False), rhs, check_finite=False)
     except np.linalg.LinAlgError:
         return sla.lstsq(H, rhs, lapack_driver="gelsy", check_finite=False)[0]
+
+
+class _HostView:
+    """A device array that a stopping rule reads on the host: indexing it copies it to the
+    host first (only the periodic rules index ``F``, at their checks)."""
+
+    def __init__(self, a):
+        self.a = a
+
+    def __getitem__(self, key):
+        return to_host(self.a)[key]
+
+
+def _line_search_step_xp(stops, t, act, A, B, F, LF, D_a, KD, D_b, FD, LFD, Yl, lab_rows, *,
+                         gamma_A, gamma_I, hinge):
+    """:func:`~semisup.lapsvm.pcg._line_search_step` for arrays off the host: the dot
+    products where the arrays live, the exact line search of each column on host copies of
+    its labelled rows (``|labelled|`` numbers), the update there. ``act``: host indices.
+    Returns the host steps of ``act`` and the mean number of pieces searched."""
+    xp, _ = array_modules(A)
+    s = np.zeros(A.shape[1])
+    pieces = []
+    Fl, FDl = to_host(F[lab_rows]), to_host(FD[lab_rows])
+    Yl = to_host(Yl)
+    for k, j in enumerate(act):
+        a_reg = float(gamma_A * (A[:, j] @ KD[:, j]) + gamma_I * (FD[:, k] @ LF[:, j]))
+        c_reg = float(gamma_A * (D_a[:, j] @ KD[:, j]) + gamma_I * (FD[:, k] @ LFD[:, k]))
+        s[j], npc = exact_line_search(Fl[:, j], FDl[:, k], Yl[:, j], a_reg, c_reg, hinge)
+        pieces.append(npc)
+    stops.stop(act[s[act] == 0.0], t - 1, "line search step 0")
+    sa = s[act]
+    sx, ax = xp.asarray(sa), xp.asarray(act)
+    A[:, ax] += sx * D_a[:, ax]
+    B[ax] += sx * D_b[ax]
+    F[:, ax] += sx * FD
+    LF[:, ax] += sx * LFD
+    return sa, float(np.mean(pieces))
 
 
 def reduced_pcg(Phi, L, y, *, gamma_A: float, gamma_I: float, power: int = 1,
@@ -361,54 +434,57 @@ def reduced_pcg(Phi, L, y, *, gamma_A: float, gamma_I: float, power: int = 1,
     ``O(n r c)`` per iteration (two products by ``Phi``) plus ``p`` Laplacian products.
     """
     apply_L = L if callable(L) else laplacian_operator(L, power)
-    Y, squeeze = _as_columns(y)
+    xp, Y, squeeze, A, B = _setup(Phi, y, beta0, b0, use_bias)
+    host = xp is np
     n, c = Y.shape
-    r = Phi.shape[1]
     labeled = Y != 0
-    lab_rows = np.flatnonzero(labeled.any(axis=1))
+    lab_rows = xp.flatnonzero(labeled.any(axis=1))
     Yl = Y[lab_rows]
-    A, B = _start(beta0, b0, r, c, use_bias)
     F = _products(Phi, A) + B
     LF = apply_L(F)
 
     def gradient():
         E = labeled & ((Y * F < 1.0) if hinge else True)
-        u = np.where(E, F - Y, 0.0) + gamma_I * LF
-        return (u.sum(axis=0) if use_bias else np.zeros(c)), _rproducts(Phi, u) + gamma_A * A
+        u = xp.where(E, F - Y, 0.0) + gamma_I * LF
+        return (u.sum(axis=0) if use_bias else xp.zeros(c)), _rproducts(Phi, u) + gamma_A * A
 
     gb, ga = gradient()
     D_a, D_b = -ga, -gb
     stops = _ColumnStops(stopping, n, c)
 
     def val_scores():
-        return _products(Phi_val, A) + B
+        return to_host(_products(Phi_val, A) + B)
 
     def record(t, pieces, steps):
         E = labeled & ((Y * F < 1.0) if hinge else True)
-        res = np.where(E, F - Y, 0.0)
+        res = xp.where(E, F - Y, 0.0)
         obj = 0.5 * ((res * res).sum(0) + gamma_A * (A * A).sum(0) + gamma_I * (F * LF).sum(0))
         gsq = (ga * ga).sum(0) + gb * gb
-        return stops.record(Iterate(t=t, F=F, obj=obj, grad_sq=gsq, ghat_sq=gsq,
-                                    mixed_sq=gsq, f_val=val_scores), pieces, steps)
+        # the rules and the history read c numbers per iteration, and F only where a
+        # periodic rule checks it: host copies of those, off the host
+        return stops.record(Iterate(t=t, F=F if host else _HostView(F), obj=to_host(obj),
+                                    grad_sq=to_host(gsq), ghat_sq=to_host(gsq),
+                                    mixed_sq=to_host(gsq), f_val=val_scores), pieces, steps)
 
     stops.check(record(0, 0, 0.0))
+    search = _line_search_step if host else _line_search_step_xp
     for t, act in stops.iterations(max_iter):
+        act = xp.asarray(act)      # (host bookkeeping; the columns of device arrays)
         FD = _products(Phi, D_a[:, act]) + D_b[act]
         LFD = apply_L(FD)
-        sa, pieces = _line_search_step(stops, t, act, A, B, F, LF, D_a, D_a, D_b, FD, LFD, Yl,
-                                       lab_rows, gamma_A=gamma_A, gamma_I=gamma_I,
-                                       hinge=hinge)
+        sa, pieces = search(stops, t, to_host(act), A, B, F, LF, D_a, D_a, D_b, FD, LFD, Yl,
+                            lab_rows, gamma_A=gamma_A, gamma_I=gamma_I, hinge=hinge)
         if refresh_every is not None and t % refresh_every == 0:
             F[:, act] = _products(Phi, A[:, act]) + B[act]
             LF[:, act] = apply_L(F[:, act])
         gb_new, ga_new = gradient()
         if not use_bias:
-            gb_new = np.zeros(c)
+            gb_new = xp.zeros(c)
         # Polak–Ribière with restart (PR+), identity preconditioner in these coordinates
         num = (ga_new * (ga_new - ga)).sum(0) + gb_new * (gb_new - gb)
         den = (ga * ga).sum(0) + gb * gb
         with np.errstate(divide="ignore", invalid="ignore"):
-            beta = np.where(den > 0, np.maximum(num / den, 0.0), 0.0)
+            beta = xp.where(den > 0, xp.maximum(num / den, 0.0), 0.0)
         ga[:, act], gb[act] = ga_new[:, act], gb_new[act]
         D_a[:, act] = -ga[:, act] + beta[act] * D_a[:, act]
         D_b[act] = -gb[act] + beta[act] * D_b[act]
