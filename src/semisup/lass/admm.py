@@ -164,7 +164,8 @@ def _check_laplacian(L):
             raise ValueError(f"L must be a numeric 2-D matrix, got shape {L.shape}.")
     if L.shape[0] != L.shape[1]:
         raise ValueError(f"L must be square, got shape {L.shape}.")
-    L = xsp.csr_matrix(L).astype(xp.float64)   # a copy: eliminate_zeros works in place
+    # a float64 copy (astype copies): eliminate_zeros below works in place
+    L = (L.tocsr() if xsp.issparse(L) else xsp.csr_matrix(L)).astype(xp.float64)
     _check_finite(L, "L")
     L.eliminate_zeros()
     if L.nnz == 0:
@@ -353,8 +354,9 @@ def _principal_submatrix(L, idx):
     values are exact, and cupyx needs no fancy indexing of a sparse matrix."""
     xp, xsp = array_modules(L)
     m = idx.size
-    P = xsp.csr_matrix((xp.ones(m), xp.asarray(idx), xp.arange(m + 1)), shape=(m, L.shape[0]))
-    S = (P @ L @ P.T).tocsr()
+    P = xsp.csr_matrix((xp.ones(m), xp.asarray(idx, dtype=xp.int32),
+                        xp.arange(m + 1, dtype=xp.int32)), shape=(m, L.shape[0]))
+    S = (P @ L @ P.T.tocsr()).tocsr()
     S.sort_indices()
     return S
 
