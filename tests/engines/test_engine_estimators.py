@@ -313,7 +313,7 @@ def test_laprls_device_path_refuses_what_it_cannot_do():
         LapRLS(early_stopping=None).fit(Xd, y_train, X_val=X[:5], y_val=y[:5])
 
 
-@pytest.mark.parametrize("name", ["LaplacianAssignment", "SPORE", "GraphKernelSVM"])
+@pytest.mark.parametrize("name", ["SPORE", "GraphKernelSVM"])
 def test_graph_estimators_without_a_device_fit_refuse_device_input(name):
     """Estimators whose fit runs on the host refuse a device X (and a device affinity) at
     the front-end, before any work, naming the estimator and the way out."""

@@ -45,7 +45,9 @@ import scipy.sparse.linalg as spla
 from threadpoolctl import threadpool_limits
 
 from .._progress import log
-from .._validation import check_finite, check_memory, divide, warn_convergence
+from .._validation import check_memory, divide, warn_convergence
+from ..engines import arrays
+from ..engines.arrays import array_modules, to_host
 from ..graph import connected_components
 from ..linalg.psd import arpack_start
 from ..linalg.simplex import project_simplex_rows
@@ -143,49 +145,71 @@ class LassResult:
 
 # ----------------------------------------------------------------------------- validation
 
-def _check_laplacian(L) -> sp.csr_matrix:
-    if not sp.issparse(L):
-        L = np.asarray(L)
+def _check_finite(A, name: str) -> None:
+    """:func:`semisup._validation.check_finite` in ``A``'s array module (host or device)."""
+    xp, xsp = array_modules(A)
+    data = A.data if xsp.issparse(A) else A
+    if data.dtype.kind in "fc" and data.size and not bool(xp.isfinite(data).all()):
+        n_bad = int((~xp.isfinite(data)).sum())
+        raise ValueError(f"{name} contains {n_bad} NaN or infinite value(s); "
+                         "remove or impute them first.")
+
+
+def _check_laplacian(L):
+    """``L`` as a canonical float64 CSR copy of its module (scipy, or cupyx on a device)."""
+    xp, xsp = array_modules(L)
+    if not xsp.issparse(L):
+        L = xp.asarray(L)
         if L.ndim != 2 or L.dtype.kind not in "biuf":
             raise ValueError(f"L must be a numeric 2-D matrix, got shape {L.shape}.")
     if L.shape[0] != L.shape[1]:
         raise ValueError(f"L must be square, got shape {L.shape}.")
-    L = sp.csr_matrix(L, dtype=np.float64)
-    check_finite(L, "L")
+    # a float64 copy (astype copies): eliminate_zeros below works in place
+    L = (L.tocsr() if xsp.issparse(L) else xsp.csr_matrix(L)).astype(xp.float64)
+    _check_finite(L, "L")
     L.eliminate_zeros()
     if L.nnz == 0:
         return L
-    scale = float(abs(L).max())
-    off = L - sp.diags(L.diagonal())
-    if off.nnz and off.data.max() > 0:
+    scale = float(xp.abs(L.data).max())
+    off = L - xsp.diags([L.diagonal()], [0], format="csr")
+    if off.nnz and float(off.data.max()) > 0:
         raise ValueError("L has positive off-diagonal entries; pass the unnormalised "
                          "Laplacian D - W of a non-negative affinity W "
                          "(semisup.graph.laplacian).")
-    if abs(L - L.T).max() > 1e-10 * scale:
+    asym = L - L.T.tocsr()
+    if asym.nnz and float(xp.abs(asym.data).max()) > 1e-10 * scale:
         raise ValueError("L is not symmetric; symmetrise the affinity W first.")
-    rows = np.abs(np.asarray(L.sum(axis=1)).ravel()).max()
+    rows = float(xp.abs(arrays.degrees(L)).max())
     if rows > 1e-8 * scale * max(1, L.shape[0]) ** 0.5:
         raise ValueError(f"L's rows do not sum to zero (max |L 1| = {rows:.3g}); LASS needs "
                          "the unnormalised Laplacian D - W (spec pitfall 8).")
     return L
 
 
-def _check_G(G, n: int) -> np.ndarray:
-    if sp.issparse(G):
+def _check_G(G, n: int, xp=np):
+    """``G`` as a dense float64 copy in the array module ``xp`` (``L``'s: numpy, or CuPy on
+    a device, where its working arrays are refused when they do not fit)."""
+    if hasattr(G, "toarray") and hasattr(G, "nnz"):      # scipy or cupyx sparse
         shape = G.shape
     else:
-        G = np.asarray(G)
+        G = xp.asarray(G) if xp is not np else np.asarray(to_host(G))
         if G.dtype.kind not in "biuf":
             raise ValueError(f"G must be numeric, got dtype {G.dtype}.")
         shape = G.shape
     if len(shape) != 2 or shape[0] != n or shape[1] < 1:
         raise ValueError(f"G must have shape (n_items, n_categories) = ({n}, K>=1), "
                          f"got {shape}.")
-    check_memory(N_WORK_ARRAYS * 8.0 * shape[0] * shape[1],
-                 f"LASS on {shape[0]} items x {shape[1]} categories",
-                 "Reduce the number of categories or split the items into batches.")
-    check_finite(G, "G")
-    return G.toarray().astype(np.float64) if sp.issparse(G) else np.array(G, dtype=np.float64)
+    what = f"LASS on {shape[0]} items x {shape[1]} categories"
+    hint = "Reduce the number of categories or split the items into batches."
+    if xp is np:
+        check_memory(N_WORK_ARRAYS * 8.0 * shape[0] * shape[1], what, hint)
+    else:
+        arrays._check_memory(xp, N_WORK_ARRAYS * 8.0 * shape[0] * shape[1], what, hint)
+    if hasattr(G, "toarray") and hasattr(G, "nnz"):
+        G = G.toarray()
+        G = to_host(G) if xp is np else xp.asarray(G)
+    _check_finite(G, "G")
+    return xp.array(G, dtype=xp.float64)
 
 
 def _check_scalar(value, name: str, *, positive: bool) -> float:
@@ -210,10 +234,11 @@ def closed_form_lam0(G) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
     Returns ``(Z, mu, Xi)``.
     """
-    G = np.asarray(G, dtype=np.float64)
+    xp, _ = array_modules(G)
+    G = xp.asarray(G, dtype=xp.float64)
     gmax = G.max(axis=1)
     Xi = gmax[:, None] - G
-    tie = Xi <= 1e-12 * np.maximum(1.0, np.abs(gmax))[:, None]
+    tie = Xi <= 1e-12 * xp.maximum(1.0, xp.abs(gmax))[:, None]
     Z = tie / tie.sum(axis=1, keepdims=True)
     Xi[tie] = 0.0
     return Z, -gmax, Xi
@@ -258,10 +283,11 @@ def _negligible_components(L, G, lam, labels, n_comp, silent) -> np.ndarray:
     information (G = 0 on it) too: ADMM returns its uniform rows ``1/K`` exactly (``A 1 =
     rho``), and at weights of 1e-241 block CG's curvatures underflowed on the way there.
     """
+    # per-item maxima on the host (N numbers each; labels are host component labels)
     dmax = np.zeros(n_comp)
-    np.maximum.at(dmax, labels, L.diagonal())
+    np.maximum.at(dmax, labels, to_host(L.diagonal()))
     gmax = np.zeros(n_comp)
-    np.maximum.at(gmax, labels, np.abs(G).max(axis=1) if G.shape[1] else 0.0)
+    np.maximum.at(gmax, labels, to_host(abs(G).max(axis=1)) if G.shape[1] else 0.0)
     small = lam * dmax < LAM_MIN * gmax
     if small.any():
         warnings.warn(f"{int(small.sum())} connected component(s) have Laplacian weights "
@@ -320,6 +346,19 @@ def auto_rho(L, lam: float, labels=None) -> np.ndarray:
         # weights ~1e-241 (rho = 0 left A singular: "not positive definite", issue #30)
         rho[order[s:e]] = 2.0 * lam * np.sqrt(max(mu2, RHO_MIN_RATIO * mun)) * np.sqrt(mun)
     return rho
+
+
+def _principal_submatrix(L, idx):
+    """``L[idx][:, idx]`` (CSR, sorted indices) in ``L``'s sparse module, as the product
+    ``P L P^T`` with the row selection ``P``: every entry is one product with 1.0, so the
+    values are exact, and cupyx needs no fancy indexing of a sparse matrix."""
+    xp, xsp = array_modules(L)
+    m = idx.size
+    P = xsp.csr_matrix((xp.ones(m), xp.asarray(idx, dtype=xp.int32),
+                        xp.arange(m + 1, dtype=xp.int32)), shape=(m, L.shape[0]))
+    S = (P @ L @ P.T.tocsr()).tocsr()
+    S.sort_indices()
+    return S
 
 
 # ----------------------------------------------------------------------------- ADMM loop
@@ -391,7 +430,8 @@ def _admm(L, G, lam, rho, Y, U, *, tol, max_iter, solver, stopping, check_every,
 def solve(L, G, lam: float, *, rho="auto", Y0=None, U0=None, tol: float = 1e-5,
           max_iter: int = 1000, solver: str = "auto", stopping: str = "two-part",
           check_every: int = 1, project: bool = True, track_objective: bool = True,
-          warn_nonunique: bool = True, verbose: bool = False, callback=None) -> LassResult:
+          warn_nonunique: bool = True, verbose: bool = False, callback=None,
+          backend: str = "auto") -> LassResult:
     """Solve the LASS problem by ADMM (paper §3, eq. 17; spec §5).
 
     ``min_Z lam tr(Z^T L Z) - tr(G^T Z)  s.t.  Z 1 = 1, Z >= 0``  (paper eq. 1).
@@ -444,6 +484,12 @@ def solve(L, G, lam: float, *, rho="auto", Y0=None, U0=None, tol: float = 1e-5,
         ``callback(t, Z, Y, U)`` after each iteration, with the arrays of the items that
         ADMM iterates over (all items unless some are isolated); must not modify them.
         With ``solver="apg"``: ``callback(t, Z, Z, None)`` (no scaled dual).
+    backend : {"auto", "numpy", "numba", "xp"}
+        APG's loop (:func:`semisup.lass.apg.apg`). ``"xp"`` is the device path: array-module
+        code only, in ``L``'s module (the one a ``cupyx`` ``L`` takes under ``"auto"``):
+        APG with a Lanczos step of its own, results in ``L``'s module. ADMM (``solver``
+        ``"direct"``/``"cg"``, or ``"auto"`` with a numeric ``rho`` below
+        :data:`APG_MIN_N` items) is host-only there and refused.
 
     Returns
     -------
@@ -460,9 +506,9 @@ def solve(L, G, lam: float, *, rho="auto", Y0=None, U0=None, tol: float = 1e-5,
     # 1 (powers of two: exact in floating point), so that neither G * 1e300 nor heat weights
     # of 1e-200 overflow or underflow the solvers (issue #16 items 2, 8 and 12).
     L = _check_laplacian(L)
-    G = _check_G(G, L.shape[0])
+    G = _check_G(G, L.shape[0], array_modules(L)[0])
     lam = _check_scalar(lam, "lam", positive=False)
-    gmax = float(np.abs(G).max()) if G.size else 0.0
+    gmax = float(abs(G).max()) if G.size else 0.0
     dmax = float(L.diagonal().max()) if L.shape[0] else 0.0
     sG = 2.0 ** np.ceil(np.log2(gmax)) if gmax > 0 else 1.0
     sL = 2.0 ** np.ceil(np.log2(dmax)) if dmax > 0 else 1.0
@@ -480,7 +526,8 @@ def solve(L, G, lam: float, *, rho="auto", Y0=None, U0=None, tol: float = 1e-5,
     res = _solve(divide(L, sL), divide(G, sG), lam_s, rho=rho,
                  Y0=Y0, U0=U0, tol=tol, max_iter=max_iter, solver=solver, stopping=stopping,
                  check_every=check_every, project=project, track_objective=track_objective,
-                 warn_nonunique=warn_nonunique, verbose=verbose, callback=callback)
+                 warn_nonunique=warn_nonunique, verbose=verbose, callback=callback,
+                 backend=backend)
     if sG != 1.0:      # multipliers and objectives back in the units of G
         for name in ("mu", "Xi", "nu", "rho"):
             setattr(res, name, getattr(res, name) * sG)
@@ -491,11 +538,16 @@ def solve(L, G, lam: float, *, rho="auto", Y0=None, U0=None, tol: float = 1e-5,
 
 
 def _solve(L, G, lam: float, *, rho, Y0, U0, tol, max_iter, solver, stopping, check_every,
-           project, track_objective, warn_nonunique, verbose, callback) -> LassResult:
-    """:func:`solve` on a problem scaled to max|G| ~ 1 and largest degree ~ 1."""
+           project, track_objective, warn_nonunique, verbose, callback,
+           backend="auto") -> LassResult:
+    """:func:`solve` on a problem scaled to max|G| ~ 1 and largest degree ~ 1.
+
+    The bookkeeping (components, isolated items, which rows iterate) runs on the host from
+    N-vectors; the N x K arrays and the iterations stay in ``L``'s module."""
     L = _check_laplacian(L)
+    xp, xsp = array_modules(L)
     N = L.shape[0]
-    G = _check_G(G, N)
+    G = _check_G(G, N, xp)
     K = G.shape[1]
     lam = _check_scalar(lam, "lam", positive=False)
     tol = _check_scalar(tol, "tol", positive=True)
@@ -512,17 +564,23 @@ def _solve(L, G, lam: float, *, rho, Y0, U0, tol, max_iter, solver, stopping, ch
         raise ValueError(f"rho must be a positive number or 'auto', got {rho!r}.")
     rho_value = None if auto else _check_scalar(rho, "rho", positive=True)
     warm = Y0 is not None or U0 is not None
+    if backend not in ("auto", "numpy", "numba", "xp"):
+        raise ValueError(f"backend must be 'auto', 'numpy', 'numba' or 'xp', got {backend!r}.")
+    device = backend == "xp" or xp is not np
+    if device and solver in ("direct", "cg"):
+        raise ValueError(f"solver={solver!r} (ADMM) is not available for arrays on a device, "
+                         "where LASS runs by APG; use solver='auto' or 'apg'.")
     if warm:
-        Y0 = np.zeros((N, K)) if Y0 is None else np.array(Y0, dtype=np.float64)
-        U0 = np.zeros((N, K)) if U0 is None else np.array(U0, dtype=np.float64)
+        Y0 = xp.zeros((N, K)) if Y0 is None else xp.array(Y0, dtype=xp.float64)
+        U0 = xp.zeros((N, K)) if U0 is None else xp.array(U0, dtype=xp.float64)
         for name, M in (("Y0", Y0), ("U0", U0)):
             if M.shape != (N, K):
                 raise ValueError(f"{name} must have shape {(N, K)}, got {M.shape}.")
-            check_finite(M, name)
+            _check_finite(M, name)
 
     if solver in ("direct", "cg") or (solver == "auto" and not auto):
         L = _drop_invisible_edges(L)   # ADMM only; see there
-    n_comp, labels = connected_components(L)
+    n_comp, labels = connected_components(sp.csr_matrix(to_host(L)) if device else L)
     sizes = np.bincount(labels)
     isolated = sizes[labels] == 1
     if lam == 0:
@@ -536,6 +594,10 @@ def _solve(L, G, lam: float, *, rho, Y0, U0, tol, max_iter, solver, stopping, ch
     # points at lam = 1: 0.65 / 2.0 s against 4.8 / 12.7 s for ADMM-CG); where ADMM stopped
     # early at lam = 100 its KKT residual flagged a worse point
     use_apg = solver == "apg" or (solver == "auto" and (n_active >= APG_MIN_N or auto))
+    if device and not use_apg:
+        raise ValueError(f"a numeric rho with solver='auto' selects ADMM here ({n_active} "
+                         f"< {APG_MIN_N} items), which is not available for arrays on a "
+                         "device; use rho='auto' or solver='apg' (APG, rho unused).")
     t0 = time.perf_counter()
     if use_apg:
         rho_vec = np.ones(N)  # APG has no penalty; 1 keeps U = -Xi / rho meaningful
@@ -547,17 +609,18 @@ def _solve(L, G, lam: float, *, rho, Y0, U0, tol, max_iter, solver, stopping, ch
     else:
         rho_vec = np.full(N, rho_value)
 
-    Z = np.empty((N, K))
-    Y = np.empty((N, K))
-    U = np.empty((N, K))
-    mu = np.empty(N)
-    Xi = np.empty((N, K))
-    nu = np.empty(N)
+    Z = xp.empty((N, K))
+    Y = xp.empty((N, K))
+    U = xp.empty((N, K))
+    mu = xp.empty(N)
+    Xi = xp.empty((N, K))
+    nu = xp.empty(N)
     if isolated.any():
-        Zc, muc, Xic = closed_form_lam0(G[isolated])
-        Z[isolated], Y[isolated], mu[isolated], Xi[isolated] = Zc, Zc, muc, Xic
-        U[isolated] = -Xic / rho_vec[isolated, None]
-        nu[isolated] = -muc
+        iso = xp.asarray(isolated)
+        Zc, muc, Xic = closed_form_lam0(G[iso])
+        Z[iso], Y[iso], mu[iso], Xi[iso] = Zc, Zc, muc, Xic
+        U[iso] = -Xic / xp.asarray(rho_vec[isolated, None])
+        nu[iso] = -muc
     Z_raw = Z.copy()
     res = LassResult(Z=Z, Z_raw=Z_raw, mu=mu, Xi=Xi, Y=Y, U=U, nu=nu, rho=rho_vec,
                      n_components=int(n_comp),
@@ -565,7 +628,8 @@ def _solve(L, G, lam: float, *, rho, Y0, U0, tol, max_iter, solver, stopping, ch
     act = np.nonzero(~isolated)[0]
     res.active = ~isolated
     if warn_nonunique and lam > 0:
-        silent = np.bincount(labels, weights=np.abs(G).sum(axis=1), minlength=n_comp) == 0
+        silent = np.bincount(labels, weights=to_host(abs(G).sum(axis=1)),
+                             minlength=n_comp) == 0
         silent &= sizes > 1
         if silent.any():
             warnings.warn(f"{int(silent.sum())} connected component(s) have no expert "
@@ -577,11 +641,12 @@ def _solve(L, G, lam: float, *, rho, Y0, U0, tol, max_iter, solver, stopping, ch
         return res
 
     full = act.size == N
-    La = L if full else L[act][:, act].tocsr()
-    Ga = G if full else G[act]
-    ra = rho_vec if full else rho_vec[act]
-    Ya = (Y0 if full else Y0[act]) if warm else np.zeros_like(Ga)
-    Ua = (U0 if full else U0[act]) if warm else np.zeros_like(Ga)
+    La = L if full else _principal_submatrix(L, act)
+    act_x = xp.asarray(act)
+    Ga = G if full else G[act_x]
+    ra = xp.asarray(rho_vec if full else rho_vec[act])
+    Ya = (Y0 if full else Y0[act_x]) if warm else xp.zeros_like(Ga)
+    Ua = (U0 if full else U0[act_x]) if warm else xp.zeros_like(Ga)
     # One BLAS thread: the BLAS work here is small dense solves (and, in auto_rho, small
     # eigenproblems and LOBPCG's tall-skinny products); on a busy 2-core machine
     # oversubscribed OpenBLAS threads made them 6x slower (measured: eigvalsh of 600 x 600,
@@ -591,11 +656,12 @@ def _solve(L, G, lam: float, *, rho, Y0, U0, tol, max_iter, solver, stopping, ch
         with threadpool_limits(1):
             Za, _, t, conv, hist, timings = apg(
                 La, Ga, lam, Z0, tol=tol, max_iter=int(max_iter),
-                check_every=int(check_every), verbose=verbose, callback=callback)
+                check_every=int(check_every), verbose=verbose, callback=callback,
+                backend="xp" if device else backend)
         mua, Xia = lass_multipliers(Za, La, Ga, lam)
-        Z_raw[act], Z[act], Y[act], nu[act] = Za, Za, Za, -mua
-        U[act] = -Xia / ra[:, None]
-        mu[act], Xi[act] = mua, Xia
+        Z_raw[act_x], Z[act_x], Y[act_x], nu[act_x] = Za, Za, Za, -mua
+        U[act_x] = -Xia / ra[:, None]
+        mu[act_x], Xi[act_x] = mua, Xia
         res.n_iter, res.converged, res.solver = t, conv, "apg"
         res.history = {k: np.asarray(v) for k, v in hist.items() if k != "restarts"}
         res.timings.update(timings)

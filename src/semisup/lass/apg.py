@@ -34,6 +34,7 @@ import scipy.sparse.linalg as spla
 
 from .._optional import available
 from .._progress import log
+from ..engines.arrays import array_modules
 from ..linalg.psd import arpack_start
 
 #: safety factor on the Lanczos estimate of lambda_max(L) (Lanczos approaches it from below;
@@ -50,21 +51,75 @@ LANCZOS_MIN_N = 2000
 NUMBA_MIN_N = 1_000
 
 
-def lipschitz_constant(L, lam: float) -> float:
+def lipschitz_constant(L, lam: float, *, lanczos: str = "arpack") -> float:
     """``2 lam lambda_max(L)``: Lanczos estimate times :data:`LIP_SAFETY`, capped by the
-    Gershgorin bound ``4 lam max degree`` (which is used alone for small graphs)."""
-    d = np.asarray(L.diagonal())
+    Gershgorin bound ``4 lam max degree`` (which is used alone for small graphs).
+
+    ``lanczos="arpack"``: scipy's ``eigsh`` (host matrices); ``"xp"``: :func:`lanczos_max`
+    in ``L``'s array module (the device path; same start vector, same tolerance).
+    """
+    xp, _ = array_modules(L)
+    d = L.diagonal()
     bound = 2.0 * float(d.max()) if d.size else 0.0
     lmax = bound
     if L.shape[0] >= LANCZOS_MIN_N:
-        try:
-            # a fixed start, so that the same data give the same step sizes
-            est = float(spla.eigsh(L, k=1, which="LA", tol=1e-3, v0=arpack_start(L.shape[0]),
-                                   return_eigenvectors=False)[0])
-            lmax = min(bound, LIP_SAFETY * est)
-        except (spla.ArpackNoConvergence, spla.ArpackError):
-            pass
+        # a fixed start, so that the same data give the same step sizes
+        v0 = arpack_start(L.shape[0])
+        if lanczos == "xp":
+            lmax = min(bound, LIP_SAFETY * lanczos_max(L, xp.asarray(v0), tol=1e-3))
+        else:
+            try:
+                est = float(spla.eigsh(L, k=1, which="LA", tol=1e-3, v0=v0,
+                                       return_eigenvectors=False)[0])
+                lmax = min(bound, LIP_SAFETY * est)
+            except (spla.ArpackNoConvergence, spla.ArpackError):
+                pass
     return 2.0 * lam * max(lmax, np.finfo(float).tiny)
+
+
+def lanczos_max(A, v0, *, tol: float = 1e-3, max_steps: int = 300) -> float:
+    """Largest eigenvalue of the symmetric ``A`` by Lanczos, in ``v0``'s array module.
+
+    The three-term recurrence ``beta_{j+1} q_{j+1} = A q_j - alpha_j q_j - beta_j q_{j-1}``
+    (Golub & Van Loan, Algorithm 10.1.1) builds the tridiagonal ``T_m``; its largest
+    eigenvalue ``theta`` (a lower bound on ``lambda_max(A)``) is accepted when the
+    residual norm of its Ritz pair, ``|beta_{m+1} s_m|`` (``s`` the eigenvector of ``T_m``),
+    is at most ``tol |theta|`` (ARPACK's test). Without reorthogonalisation: lost
+    orthogonality only repeats converged Ritz values, never exceeds the spectrum. Only
+    ``A @ q`` runs where ``A`` lives; ``T_m`` is solved on the host (two scalars a step).
+    A start orthogonal to the top eigenvector returns a lower eigenvalue, as ARPACK does.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> A = np.diag([1.0, 2.0, 5.0])
+    >>> round(lanczos_max(A, np.ones(3)), 10)
+    5.0
+    """
+    import scipy.linalg as sla
+    xp, _ = array_modules(v0)
+    n = v0.shape[0]
+    q = v0 / float(xp.linalg.norm(v0))
+    q_prev = xp.zeros_like(q)
+    alphas, betas = [], []
+    beta, theta = 0.0, 0.0
+    for j in range(min(max_steps, n)):
+        w = A @ q
+        w = xp.asarray(w).ravel()
+        alpha = float(xp.dot(w, q))
+        w = w - alpha * q - beta * q_prev
+        beta = float(xp.linalg.norm(w))
+        alphas.append(alpha)
+        if len(alphas) == 1:
+            theta, s_last = alpha, 1.0
+        else:
+            ev, S = sla.eigh_tridiagonal(np.array(alphas), np.array(betas))
+            theta, s_last = float(ev[-1]), float(S[-1, -1])
+        if abs(beta * s_last) <= tol * abs(theta) or beta == 0.0:
+            break
+        betas.append(beta)
+        q_prev, q = q, w / beta
+    return theta
 
 
 def project_rows_michelot(V: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
@@ -76,28 +131,30 @@ def project_rows_michelot(V: np.ndarray, out: np.ndarray | None = None) -> np.nd
     K = 20 (measured: 41 ms against 76 ms for 100 000 x 20). Same result as
     :func:`semisup.linalg.simplex.project_simplex_rows`.
     """
+    xp, _ = array_modules(V)
     n, k = V.shape
     tau = (V.sum(axis=1) - 1.0) / k
     for _ in range(k):
         act = V > tau[:, None]
-        new = (np.where(act, V, 0.0).sum(axis=1) - 1.0) / act.sum(axis=1)
-        if np.array_equal(new, tau):
+        new = (xp.where(act, V, 0.0).sum(axis=1) - 1.0) / act.sum(axis=1)
+        if bool(xp.array_equal(new, tau)):
             break
         tau = new
-    out = np.subtract(V, tau[:, None], out=out)
-    np.maximum(out, 0.0, out=out)
+    out = xp.subtract(V, tau[:, None], out=out)
+    xp.maximum(out, 0.0, out=out)
     return out
 
 
 def fw_gap(Z: np.ndarray, S: np.ndarray) -> float:
     """Frank-Wolfe gap ``sum_n (<s_n, z_n> - min_k s_nk)``: bounds ``F(Z) - F*`` from above
     when ``S = grad F(Z)`` and ``Z`` is feasible."""
-    return float(np.einsum("ij,ij->", S, Z) - S.min(axis=1).sum())
+    xp, _ = array_modules(Z)
+    return float(xp.einsum("ij,ij->", S, Z) - S.min(axis=1).sum())
 
 
 def _use_numba(backend: str, n: int) -> bool:
-    if backend not in ("auto", "numpy", "numba"):
-        raise ValueError(f"backend must be 'auto', 'numpy' or 'numba', got {backend!r}.")
+    if backend not in ("auto", "numpy", "numba", "xp"):
+        raise ValueError(f"backend must be 'auto', 'numpy', 'numba' or 'xp', got {backend!r}.")
     if backend == "numba":
         from .._optional import require
         require("numba", "the compiled APG kernels")
@@ -112,7 +169,11 @@ def apg(L, G, lam: float, Z0, *, tol: float, max_iter: int, check_every: int = 1
     Parameters are those of :func:`semisup.lass.solve` (``Z0`` feasible), plus ``backend``:
     ``"numpy"`` (numpy/scipy), ``"numba"`` (the parallel compiled kernels of
     :mod:`semisup.lass._apg_numba`, optional ``[fast]`` extra; same iterates up to
-    rounding) or ``"auto"`` (numba from :data:`NUMBA_MIN_N` items when installed). Returns
+    rounding), ``"xp"`` (the array-module loop in the arrays' module, e.g. CuPy on a GPU,
+    with :func:`lanczos_max` for the step: the device path) or ``"auto"`` (``"xp"`` for
+    arrays off the host, else numba from :data:`NUMBA_MIN_N` items when installed). The
+    numpy and xp paths run the same loop; they differ in the Lanczos estimate of the step
+    (ARPACK or :func:`lanczos_max`, from :data:`LANCZOS_MIN_N` items). Returns
     ``(Z, LZ, n_iter, converged, history, timings)`` where ``history`` has the objective
     ``"objective"`` and the certified gap ``"gap"`` (absolute) of each checked iterate.
 
@@ -120,7 +181,13 @@ def apg(L, G, lam: float, Z0, *, tol: float, max_iter: int, check_every: int = 1
     projection (O(N K log K)).
     """
     t0 = time.perf_counter()
-    lip = lipschitz_constant(L, lam)
+    xp, _ = array_modules(G)
+    if xp is not np:
+        if backend == "numba":
+            raise ValueError("backend='numba' runs on the host; arrays of "
+                             f"{xp.__name__} take backend='auto' or 'xp'.")
+        backend = "xp"
+    lip = lipschitz_constant(L, lam, lanczos="xp" if backend == "xp" else "arpack")
     step = 1.0 / lip
     if _use_numba(backend, G.shape[0]):
         return _apg_numba(L, G, lam, Z0, step, t0, tol=tol, max_iter=max_iter,
@@ -131,8 +198,8 @@ def apg(L, G, lam: float, Z0, *, tol: float, max_iter: int, check_every: int = 1
     stepG = step * G
     Z = Z0
     LZ = L @ Z
-    LZp, dZ = LZ, np.zeros_like(Z)
-    tmp = np.empty_like(Z)
+    LZp, dZ = LZ, xp.zeros_like(Z)
+    tmp = xp.empty_like(Z)
     theta = 1.0
     hist = {"objective": [], "gap": [], "restarts": 0}
     converged, k = False, 0
@@ -141,18 +208,18 @@ def apg(L, G, lam: float, Z0, *, tol: float, max_iter: int, check_every: int = 1
         beta = (theta - 1.0) / theta_new
         # W = V - step grad F(V) with V = Z + beta dZ and, by linearity,
         # L V = (1 + beta) L Z - beta L Zp: no product with L at the extrapolated point.
-        W = np.multiply(LZ, -c * (1.0 + beta))
+        W = xp.multiply(LZ, -c * (1.0 + beta))
         W += stepG
         W += Z
         if beta > 0:
-            W += np.multiply(LZp, c * beta, out=tmp)
-            W += np.multiply(dZ, beta, out=tmp)
+            W += xp.multiply(LZp, c * beta, out=tmp)
+            W += xp.multiply(dZ, beta, out=tmp)
         Zn = project_rows_michelot(W, out=W)
-        dZn = np.subtract(Zn, Z, out=tmp if beta == 0 else None)
+        dZn = xp.subtract(Zn, Z, out=tmp if beta == 0 else None)
         # gradient restart (O'Donoghue & Candes): <V - Zn, Zn - Z> > 0, where
-        # V - Zn = beta dZ - dZn
-        if beta > 0 and (beta * np.einsum("ij,ij->", dZ, dZn)
-                         - np.einsum("ij,ij->", dZn, dZn)) > 0:
+        # V - Zn = beta dZ - dZn (one scalar read back a step on a device)
+        if beta > 0 and float(beta * xp.einsum("ij,ij->", dZ, dZn)
+                              - xp.einsum("ij,ij->", dZn, dZn)) > 0:
             theta_new = 1.0
             hist["restarts"] += 1
         if dZn is tmp:
@@ -165,9 +232,9 @@ def apg(L, G, lam: float, Z0, *, tol: float, max_iter: int, check_every: int = 1
         if callback is not None:
             callback(k, Z, Z, None)  # same signature as the ADMM callback; no U here
         if k % check_every == 0 or k == max_iter:
-            S = np.multiply(LZ, two_lam, out=tmp)
+            S = xp.multiply(LZ, two_lam, out=tmp)
             S -= G
-            F = 0.5 * (float(np.einsum("ij,ij->", Z, S)) - float(np.einsum("ij,ij->", G, Z)))
+            F = 0.5 * (float(xp.einsum("ij,ij->", Z, S)) - float(xp.einsum("ij,ij->", G, Z)))
             gap = fw_gap(Z, S)
             hist["objective"].append(F)
             hist["gap"].append(gap)

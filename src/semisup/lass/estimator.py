@@ -15,6 +15,7 @@ from .._base import SemiSupervisedMixin, _fit_context, _store_init_params
 from .._progress import log
 from .._validation import (_as_numeric_matrix, check_finite, check_memory,
                            check_semisup_labels)
+from ..engines import arrays, engine_for
 from ..graph import laplacian
 from ..graph.degeneracy import warn_if_flat
 from ..graph.frontend import GRAPH_PARAMETER_CONSTRAINTS, GraphMixin
@@ -90,12 +91,22 @@ def _full_rows(path, Z, active):
     closed-form rows of ``Z``."""
     if not path or path[0].shape[0] == Z.shape[0]:
         return path
+    xp, _ = arrays.array_modules(Z)
+    active = xp.asarray(active)
     full = []
     for Zt in path:
         F = Z.copy()
         F[active] = Zt
         full.append(F)
     return full
+
+
+def _device_laplacian(W):
+    """``L = D - W`` in ``W``'s sparse module (cupyx on a device): float64 CSR, sorted."""
+    _, xsp = arrays.array_modules(W)
+    L = (xsp.diags([arrays.degrees(W)], [0], format="csr") - W).tocsr()
+    L.sort_indices()
+    return L
 
 
 class LaplacianAssignment(SemiSupervisedMixin, GraphMixin, TransformerMixin, ClassifierMixin,
@@ -163,6 +174,12 @@ random_state :
     verbose : bool, default=False
         Report the graph and the solver's progress on stderr.
 
+    On a device (a CuPy ``X``, or a ``cupyx`` / CuPy affinity with
+    ``affinity="precomputed"``; :mod:`semisup.engines`) the graph, APG and the fitted
+    arrays stay there, and ``transform``/``predict`` answer in the input's type. APG only:
+    ADMM (``solver="direct"``/``"cg"``, or a numeric ``rho`` with ``solver="auto"`` below
+    :data:`semisup.lass.admm.APG_MIN_N` items) is refused there.
+
     Attributes
     ----------
     assignments_ : ndarray of shape (N, K)
@@ -207,6 +224,8 @@ random_state :
     >>> float((lass.transduction_ == y).mean()) > 0.9
     True
     """
+
+    _device_fit = True     # a CuPy X: graph and APG on the device (semisup.engines.cupy)
 
     _parameter_constraints = {
         **GRAPH_PARAMETER_CONSTRAINTS,
@@ -253,42 +272,56 @@ random_state :
         -------
         self
         """
+        y = self._host_labels(y)        # labels or G of a device: validated on the host
         if y is not None and not sp.issparse(y):
             y = np.asarray(y)
         if not _reads_as_G(y):
             check_semisup_labels(y, estimator="LaplacianAssignment")   # before the graph
+        if self.solver in ("direct", "cg") and not engine_for(X).host_arrays:
+            raise ValueError(f"solver={self.solver!r} (ADMM) is not available on the "
+                             f"{engine_for(X).name} engine, where LaplacianAssignment runs "
+                             "by APG; use solver='auto' or 'apg'.")
         t0 = time.perf_counter()
         W, _ = self._fit_graph(X)
+        engine = self._engine()
+        xp = engine.xp
+        device = not engine.host_arrays
         N = W.shape[0]
         G, classes, _ = _expert_matrix(y, N)
-        L = laplacian(W, check=False)
+        given = np.any(G != 0, axis=1)          # host: items with expert information
+        if device:    # the N x K arrays and the iterations where the graph lives
+            L = _device_laplacian(W)
+            G = xp.asarray(G)
+        else:
+            L = laplacian(W, check=False)
         t_graph = time.perf_counter() - t0
         log(f"[LaplacianAssignment] graph: {N} items, {W.nnz // 2} edges ({t_graph:.2f} s)",
             self.verbose)
         warm = {}
         if self.warm_start and hasattr(self, "state_"):
             Y, U = self.state_
-            if Y.shape == G.shape:
+            # a state of the same shape, where this fit's arrays live (host or device)
+            if Y.shape == G.shape and arrays.array_modules(Y)[0] is xp:
                 warm = {"Y0": Y, "U0": U}
         path = [] if self.keep_path else None
         res = solve(L, G, self.lam, rho=self.rho, tol=self.tol, max_iter=self.max_iter,
                     solver=self.solver, stopping=self.stopping, check_every=self.check_every,
                     verbose=self.verbose,
                     callback=None if path is None else
-                    (lambda t, Z, Y, U: path.append(np.array(Z, dtype=np.float64))),
-                    **warm)
+                    (lambda t, Z, Y, U: path.append(xp.array(Z, dtype=xp.float64))),
+                    backend="xp" if device else "auto", **warm)
         self.classes_ = classes
         self.assignments_ = res.Z
-        warn_if_flat(res.Z, np.any(G != 0, axis=1), "LaplacianAssignment")
-        self.transduction_ = classes[np.argmax(res.Z, axis=1)]
+        warn_if_flat(res.Z, given, "LaplacianAssignment")
+        self.transduction_ = engine.take_labels(classes, xp.argmax(res.Z, axis=1))
         self.multipliers_ = (res.mu, res.Xi)
         self.n_iter_ = int(res.n_iter)
         self.converged_ = bool(res.converged)
         self.history_ = dict(res.history)
         if path is not None:
             self.history_["scores"] = _full_rows(path, res.Z, res.active)
-        self.objective_ = float(self.lam * np.einsum("ij,ij->", res.Z, L @ res.Z)
-                                - np.einsum("ij,ij->", G, res.Z))
+        self.objective_ = float(self.lam * xp.einsum("ij,ij->", res.Z, L @ res.Z)
+                                - xp.einsum("ij,ij->", G, res.Z))
         self.rho_ = float(res.rho[0]) if np.ptp(res.rho) == 0 else res.rho
         self.solver_ = res.solver
         self.timings_ = {"graph": t_graph, **res.timings}
@@ -320,10 +353,15 @@ random_state :
 
         Returns
         -------
-        ndarray (M, K), rows on the simplex. A query without neighbours (all affinities 0)
-        gets the ``lam = 0`` answer from ``G_new``.
+        ndarray (M, K), rows on the simplex, in the type of ``X`` (CuPy for a CuPy ``X``). A
+        query without neighbours (all affinities 0) gets the ``lam = 0`` answer from
+        ``G_new``.
         """
         check_is_fitted(self, "assignments_")
+        return self._in_input_type(self._transform(X, G_new, lam), X)
+
+    def _transform(self, X, G_new=None, lam=None):
+        """:meth:`transform` in the fitted engine's array type."""
         Wq = self._query_affinity(X)
         return lass_transform(self.assignments_, Wq, G_new,
                               self.lam if lam is None else lam)
@@ -334,8 +372,13 @@ random_state :
 
     def predict(self, X, G_new=None, lam=None):
         """Most-assigned class of each new item (``classes_[argmax]`` of :meth:`transform`)."""
-        Z = self.transform(X, G_new, lam)
-        return self.classes_[np.argmax(Z, axis=1)]
+        check_is_fitted(self, "assignments_")
+        return self._in_input_type(self._labels(self._transform(X, G_new, lam)), X)
+
+    def _labels(self, Z):
+        """``classes_[argmax]`` of assignments in the fitted engine's array type."""
+        engine = self._engine()
+        return engine.take_labels(self.classes_, engine.xp.argmax(Z, axis=1))
 
     def staged_transform(self, X, G_new=None, lam=None):
         """Out-of-sample assignments after each iteration (needs ``keep_path=True``).
@@ -355,7 +398,8 @@ random_state :
                              "with keep_path=True to record the iterates.")
         Wq = self._query_affinity(X)
         for Z in self.history_["scores"]:
-            yield lass_transform(Z, Wq, G_new, self.lam if lam is None else lam)
+            yield self._in_input_type(
+                lass_transform(Z, Wq, G_new, self.lam if lam is None else lam), X)
 
     def staged_predict(self, X, G_new=None, lam=None):
         """Most-assigned class of each new item after each iteration (needs
@@ -365,5 +409,11 @@ random_state :
         ------
         ndarray (M,)
         """
-        for Z in self.staged_transform(X, G_new, lam):
-            yield self.classes_[np.argmax(Z, axis=1)]
+        check_is_fitted(self, "assignments_")
+        if "scores" not in self.history_:
+            raise ValueError("LaplacianAssignment was fitted with keep_path=False: refit "
+                             "with keep_path=True to record the iterates.")
+        Wq = self._query_affinity(X)
+        for Z in self.history_["scores"]:
+            Zq = lass_transform(Z, Wq, G_new, self.lam if lam is None else lam)
+            yield self._in_input_type(self._labels(Zq), X)

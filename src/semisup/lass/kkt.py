@@ -17,15 +17,20 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..engines.arrays import array_modules
 
-def _dense(G) -> np.ndarray:
-    return G.toarray() if hasattr(G, "toarray") else np.asarray(G, dtype=np.float64)
+
+def _dense(G, xp=np):
+    """``G`` dense float64 in ``xp`` (the module of ``Z``: numpy, or CuPy on a device)."""
+    G = G.toarray() if hasattr(G, "toarray") else G
+    return xp.asarray(G, dtype=xp.float64)
 
 
 def objective(Z, L, G, lam: float) -> float:
     """``F(Z) = lam tr(Z^T L Z) - tr(G^T Z)`` (paper eq. 1a). O(nnz(L) K)."""
-    Z = np.asarray(Z, dtype=np.float64)
-    return float(lam * np.einsum("ij,ij->", Z, L @ Z) - np.einsum("ij,ij->", _dense(G), Z))
+    xp, _ = array_modules(Z)
+    Z = xp.asarray(Z, dtype=xp.float64)
+    return float(lam * xp.einsum("ij,ij->", Z, L @ Z) - xp.einsum("ij,ij->", _dense(G, xp), Z))
 
 
 def lass_multipliers(Z, L, G, lam: float) -> tuple[np.ndarray, np.ndarray]:
@@ -52,16 +57,17 @@ def lass_multipliers(Z, L, G, lam: float) -> tuple[np.ndarray, np.ndarray]:
     mu : ndarray (N,)
     Xi : ndarray (N, K)
     """
-    Z = np.asarray(Z, dtype=np.float64)
-    G = _dense(G)
+    xp, _ = array_modules(Z)
+    Z = xp.asarray(Z, dtype=xp.float64)
+    G = _dense(G, xp)
     K = Z.shape[1]
     gsum = G.sum(axis=1)
-    Q = 2.0 * lam * np.asarray(L @ Z) - G + (gsum / K)[:, None]
+    Q = 2.0 * lam * xp.asarray(L @ Z) - G + (gsum / K)[:, None]
     D = 1.0 / (1.0 + Z * Z)
     denom = K - D.sum(axis=1)
     # A feasible row has some z_nk > 0, so 1^T d < K; guard rows that are all zero anyway.
-    denom = np.where(denom > 0, denom, np.finfo(float).tiny)
-    Xi = D * Q + D * (np.einsum("ij,ij->i", D, Q) / denom)[:, None]
+    denom = xp.where(denom > 0, denom, np.finfo(float).tiny)
+    Xi = D * Q + D * (xp.einsum("ij,ij->i", D, Q) / denom)[:, None]
     mu = -(gsum + Xi.sum(axis=1)) / K
     return mu, Xi
 
@@ -80,17 +86,22 @@ def kkt_residual(Z, L, G, lam: float, mu=None, Xi=None) -> dict:
 
     All are 0 exactly at a solution; compare against ``tol * max(1, max|G|)``.
     """
-    Z = np.asarray(Z, dtype=np.float64)
-    Gd = _dense(G)
+    xp, _ = array_modules(Z)
+    Z = xp.asarray(Z, dtype=xp.float64)
+    Gd = _dense(G, xp)
     if mu is None or Xi is None:
         mu, Xi = lass_multipliers(Z, L, Gd, lam)
-    stat = 2.0 * lam * np.asarray(L @ Z) - Gd - mu[:, None] - Xi
+
+    def top(a):   # max(a, initial=0) of either module (CuPy's max has no initial)
+        return max(0.0, float(a.max())) if a.size else 0.0
+
+    stat = 2.0 * lam * xp.asarray(L @ Z) - Gd - mu[:, None] - Xi
     out = {
-        "stationarity": float(np.abs(stat).max(initial=0.0)),
-        "equality": float(np.abs(Z.sum(axis=1) - 1.0).max(initial=0.0)),
-        "bounds": float(max(0.0, -Z.min(initial=0.0))),
-        "dual": float(max(0.0, -np.min(Xi, initial=0.0))),
-        "complementarity": float(np.abs(Xi * Z).max(initial=0.0)),
+        "stationarity": top(xp.abs(stat)),
+        "equality": top(xp.abs(Z.sum(axis=1) - 1.0)),
+        "bounds": top(-Z),
+        "dual": top(-Xi),
+        "complementarity": top(xp.abs(Xi * Z)),
     }
     out["max"] = max(out.values())
     return out

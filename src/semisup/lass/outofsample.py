@@ -16,11 +16,10 @@ to the ``lam = 0`` answer (uniform over the maxima of ``g``; 1/K when ``g = 0``)
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
 
-from .._validation import check_finite
+from ..engines.arrays import array_modules, to_host
 from ..linalg.simplex import project_simplex_rows
-from .admm import closed_form_lam0
+from .admm import _check_finite, closed_form_lam0
 
 
 def lass_transform(Z, Wq, Gq=None, lam: float = 1.0) -> np.ndarray:
@@ -39,33 +38,38 @@ def lass_transform(Z, Wq, Gq=None, lam: float = 1.0) -> np.ndarray:
 
     Returns
     -------
-    ndarray (M, K), rows on the simplex. Cost O(nnz(Wq) K + M K log K).
+    ndarray (M, K), rows on the simplex, in ``Z``'s array module (CuPy for a model on a
+    device; ``Wq`` then of its sparse module). Cost O(nnz(Wq) K + M K log K).
     """
-    Z = np.asarray(Z, dtype=np.float64)
+    xp, xsp = array_modules(Z)         # numpy, or CuPy for a model fitted on a device
+    Z = xp.asarray(Z, dtype=xp.float64)
     N, K = Z.shape
     if Wq.ndim != 2 or Wq.shape[1] != N:
         raise ValueError(f"Wq must have shape (n_queries, {N}), got {Wq.shape}.")
     M = Wq.shape[0]
-    check_finite(Wq, "Wq")
-    wq = Wq if sp.issparse(Wq) else np.asarray(Wq, dtype=np.float64)
-    if (wq.data if sp.issparse(wq) else wq).min(initial=0.0) < 0:
+    wq = Wq if xsp.issparse(Wq) else xp.asarray(Wq, dtype=xp.float64)
+    _check_finite(wq, "Wq")
+    data = wq.data if xsp.issparse(wq) else wq
+    if data.size and float(data.min()) < 0:
         raise ValueError("Wq has negative entries; affinities must be non-negative.")
     if Gq is None:
-        Gq = np.zeros((M, K))
-    Gq = Gq.toarray() if sp.issparse(Gq) else np.asarray(Gq, dtype=np.float64)
+        Gq = xp.zeros((M, K))
+    Gq = Gq.toarray() if hasattr(Gq, "toarray") else Gq
+    Gq = xp.asarray(to_host(Gq) if xp is np else Gq, dtype=xp.float64)
     if Gq.shape != (M, K):
         raise ValueError(f"G_new must have shape {(M, K)}, got {Gq.shape}.")
-    check_finite(Gq, "G_new")
-    lam = np.broadcast_to(np.asarray(lam, dtype=np.float64), (M,))
-    if np.isnan(lam).any() or (lam < 0).any():
+    _check_finite(Gq, "G_new")
+    lam = xp.asarray(to_host(lam) if xp is np else lam, dtype=xp.float64)
+    lam = xp.broadcast_to(lam, (M,))
+    if bool(xp.isnan(lam).any()) or bool((lam < 0).any()):
         raise ValueError("lam must be >= 0 (np.inf allowed).")
-    s = np.asarray(wq.sum(axis=1)).ravel()
+    s = xp.asarray(wq.sum(axis=1)).ravel()
     has = s > 0
-    zbar = np.asarray(wq @ Z) / np.where(has, s, 1.0)[:, None]
+    zbar = xp.asarray(wq @ Z) / xp.where(has, s, 1.0)[:, None]
     with np.errstate(divide="ignore"):
-        gamma = np.where(has & (lam > 0), 1.0 / (2.0 * lam * np.where(has, s, 1.0)), 0.0)
+        gamma = xp.where(has & (lam > 0), 1.0 / (2.0 * lam * xp.where(has, s, 1.0)), 0.0)
     out = project_simplex_rows(zbar + gamma[:, None] * Gq)
     expert = ~has | (lam == 0)
-    if expert.any():
+    if bool(expert.any()):
         out[expert] = closed_form_lam0(Gq[expert])[0]
     return out

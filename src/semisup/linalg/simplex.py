@@ -11,14 +11,16 @@ def project_simplex_rows(V) -> np.ndarray:
     Sort-based algorithm (Held, Wolfe & Crowder 1974; Duchi et al. 2008): for each row find
     ``tau`` with ``sum(max(v - tau, 0)) = 1``; O(N K log K), vectorized over rows.
     """
-    V = np.asarray(V, dtype=np.float64)
+    from ..engines.arrays import array_modules   # lazy: the engines import linalg
+    xp, _ = array_modules(V)        # numpy, or CuPy for a device array (same code)
+    V = xp.asarray(V, dtype=xp.float64)
     if V.ndim == 1:
         return project_simplex_rows(V[None, :])[0]
     n, k = V.shape
-    U = -np.sort(-V, axis=1)
-    css = np.cumsum(U, axis=1) - 1.0
-    ks = np.arange(1, k + 1)
+    U = -xp.sort(-V, axis=1)
+    css = xp.cumsum(U, axis=1) - 1.0
+    ks = xp.arange(1, k + 1)
     cond = U - css / ks > 0
-    rho = k - 1 - np.argmax(cond[:, ::-1], axis=1)  # last index where cond holds
-    tau = css[np.arange(n), rho] / (rho + 1)
-    return np.maximum(V - tau[:, None], 0.0)
+    rho = k - 1 - xp.argmax(cond[:, ::-1], axis=1)  # last index where cond holds
+    tau = css[xp.arange(n), rho] / (rho + 1)
+    return xp.maximum(V - tau[:, None], 0.0)
