@@ -39,7 +39,7 @@ BUDGET_S = 290
 #: the stages, in order (``--only`` picks among them; the later ones need transfer and
 #: knn_graph, which always run)
 STAGES = ("transfer", "knn_graph", "harmonic", "poisson", "harmonic_fit", "poisson_fit",
-          "laprls", "laprls_fit")
+          "lass_fit", "reduced_fit", "laprls", "laprls_fit", "lapsvm_fit")
 #: the same computations on this project's CPU machine (2 cores), from docs/benchmarks
 #: (not measured by this script); "-" where no figure is recorded yet
 CPU_FIGURES = {
@@ -52,8 +52,15 @@ CPU_FIGURES = {
     "laprls_fit": "- (the full kernel of 70 000 points does not fit in 24 GiB; the reduced "
                   "expansion: 37.6-40.4 s, docs/benchmarks/lapsvm.md)",
 }
-#: the estimators' fit stages: (estimator, tol)
-FITS = {"harmonic_fit": ("HarmonicFunction", 1e-8), "poisson_fit": ("PoissonLearning", 1e-3)}
+#: the estimators' fit stages: (estimator, parameters; the others at their defaults)
+FITS = {"harmonic_fit": ("HarmonicFunction", dict(tol=1e-8)),
+        "poisson_fit": ("PoissonLearning", dict(tol=1e-3)),
+        "lass_fit": ("LaplacianAssignment", {}),
+        "laprls_fit": ("LapRLS", dict(kernel_dtype="float32")),
+        "lapsvm_fit": ("LapSVM", dict(kernel_dtype="float32")),
+        "reduced_fit": ("LapRLS", dict(n_basis=2000, random_state=0))}
+#: the fits that hold an n x n kernel: skipped when under a minute of the budget is left
+HEAVY = ("laprls_fit", "lapsvm_fit")
 
 
 def _say(msg):
@@ -208,43 +215,37 @@ def run(engine="cupy", n=None, data_dir=None, per_class=10, seed=0, laprls_iter=
                 "accuracy": accuracy(arrays.to_host(fit.decision).argmax(axis=1))}
 
     def estimator_fit(name):
-        """The estimator of ``FITS[name]`` fitted on the device arrays (the graph built
-        inside fit), after a warm-up fit on the first points and every label."""
-        cls, tol = getattr(semisup, FITS[name][0]), FITS[name][1]
+        """The estimator of ``FITS[name]`` fitted on the device arrays (graph, kernel and
+        solver inside fit), after an untimed warm-up fit on the first points and every
+        label (CuPy compiles its kernels on first use)."""
+        cls_name, params = FITS[name]
+        if name in HEAVY and BUDGET_S - (time.perf_counter() - start) < 60:
+            raise TimeoutError("skipped: under 60 s of the budget left")
+        cls = getattr(semisup, cls_name)
         X, y_train = state["X"], np.where(labeled, y, -1)
         sub = np.union1d(np.arange(m), lab)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            cls(tol=tol).fit(X[xp.asarray(sub)], xp.asarray(y_train[sub]))
-        y_dev = xp.asarray(y_train)
-        est, t = _timed(sync, lambda: cls(tol=tol).fit(X, y_dev))
-        return {"seconds": round(t, 4), "n_iter": int(est.n_iter_),
-                "edges": int(est.affinity_matrix_.nnz // 2),
-                "transduction_type": type(est.transduction_).__module__.split(".")[0],
-                "accuracy": accuracy(arrays.to_host(est.transduction_))}
-
-    def laprls_estimator():
-        """``LapRLS(kernel_dtype="float32")`` on the device arrays (graph, kernel and PCG in
-        fit; the other parameters at their defaults)."""
-        left = BUDGET_S - (time.perf_counter() - start)
-        if left < 60:
-            raise TimeoutError(f"skipped: {left:.0f} s of the budget left")
-        X, y_train = state["X"], np.where(labeled, y, -1)
-        sub = np.union1d(np.arange(m), lab)
-        params = dict(kernel_dtype="float32")
-        semisup.LapRLS(max_iter=5, **params).fit(X[xp.asarray(sub)], xp.asarray(y_train[sub]))
+            cls(**params).fit(X[xp.asarray(sub)], xp.asarray(y_train[sub]))
         y_dev = xp.asarray(y_train)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            est, t = _timed(sync, lambda: semisup.LapRLS(**params).fit(X, y_dev))
-        return {"seconds": round(t, 4), "setup_seconds": round(est.setup_time_, 4),
-                "solve_seconds": round(est.fit_time_, 4), "n_iter": int(est.n_iter_),
-                "converged": bool(est.converged_),
-                "warnings": "; ".join(sorted({str(w.message)[:80] for w in caught})) or "-",
-                "accuracy": accuracy(arrays.to_host(est.transduction_))}
+            est, t = _timed(sync, lambda: cls(**params).fit(X, y_dev))
+        out = {"estimator": f"{cls_name}({', '.join(f'{k}={v!r}' for k, v in params.items())})",
+               "seconds": round(t, 4)}
+        for key, attr in (("setup_seconds", "setup_time_"), ("solve_seconds", "fit_time_"),
+                          ("n_iter", "n_iter_"), ("converged", "converged_"),
+                          ("stop_reason", "stop_reason_"), ("n_basis", "n_basis_")):
+            if getattr(est, attr, None) is not None:
+                v = getattr(est, attr)
+                out[key] = round(float(v), 4) if isinstance(v, float) else v
+        out.update(edges=int(est.affinity_matrix_.nnz // 2),
+                   transduction_type=type(est.transduction_).__module__.split(".")[0],
+                   warnings="; ".join(sorted({str(w.message)[:80] for w in caught})) or "-",
+                   accuracy=accuracy(arrays.to_host(est.transduction_)))
+        return out
 
     stages = {"transfer": transfer, "knn_graph": knn, "laprls": laprls,
-              "laprls_fit": laprls_estimator,
               **{s: (lambda s=s: solve(s)) for s in ("harmonic", "poisson")},
               **{s: (lambda s=s: estimator_fit(s)) for s in FITS}}
     wanted = set(STAGES if only is None else only) | {"transfer", "knn_graph"}
