@@ -70,7 +70,7 @@ def test_default_stability_stopping_above_2000_points_equals_host(cls, kind):
     assert ref.stop_reason_ == "stability" and ref.n_iter_ < 1000
     _same_fit(est, ref, X, X[::37] + 0.03, _rtol(cls))
     assert est.history_["stability"] == ref.history_["stability"]
-    np.testing.assert_allclose(est.history_["obj"], ref.history_["obj"], rtol=_rtol(cls))
+    np.testing.assert_allclose(est.history_["obj"], ref.history_["obj"], rtol=1e-3)
 
 
 def test_float32_kernel_stability_stopping_equals_host():
