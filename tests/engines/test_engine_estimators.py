@@ -20,7 +20,7 @@ import pytest
 import scipy.sparse as sp
 from sklearn.datasets import make_blobs, make_moons
 
-from semisup import HarmonicFunction, LapRLS, LapSVM, PoissonLearning, PoissonMBO
+from semisup import HarmonicFunction, LapRLS, PoissonLearning, PoissonMBO
 from semisup import engines
 from semisup.engines import engine_for, register_engine
 from semisup.engines.cupy import CupyEngine
