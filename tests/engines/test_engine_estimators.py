@@ -10,7 +10,7 @@ Tolerances: the graph is the CPU one to rounding (1e-13); the harmonic and Poiss
 run to ``tol=1e-10``, so label distributions and scores agree to 1e-8 of their scale and
 the labels are identical; LapRLS by PCG to 1e-10 against the CPU closed form: decision
 values to 1e-7 of their scale with a float64 kernel (``gamma_A=1e-4``), 1e-4 with a float32
-one (``gamma_A=1e-2``).
+one (``gamma_A=1e-2``). LapSVM / LapRLS against the host's PCG: ``test_engine_lapsvm.py``.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import pytest
 import scipy.sparse as sp
 from sklearn.datasets import make_blobs, make_moons
 
-from semisup import HarmonicFunction, LapRLS, LapSVM, PoissonLearning, PoissonMBO
+from semisup import HarmonicFunction, LapRLS, PoissonLearning, PoissonMBO
 from semisup import engines
 from semisup.engines import engine_for, register_engine
 from semisup.engines.cupy import CupyEngine
@@ -294,23 +294,6 @@ def test_laprls_default_runs_on_the_device_path_to_the_minimiser():
     ref = LapRLS(gamma_A=1e-4).fit(X, y_train)
     est = LapRLS(gamma_A=1e-4, stop_tol=1e-10, max_iter=3000).fit(dev(X), y_train)
     np.testing.assert_array_equal(np.asarray(est.transduction_), ref.transduction_)
-
-
-def test_laprls_device_path_refuses_what_it_cannot_do():
-    X, y, y_train = _moons(80)
-    Xd = dev(X)
-    with pytest.raises(ValueError, match="early_stopping='stability'"):
-        LapRLS(solver="pcg").fit(Xd, y_train)
-    for kw, match in ((dict(kernel="linear"), "kernel='linear'"),
-                      (dict(solver="closed_form"), "solver='closed_form'"),
-                      (dict(laplacian_power=2), "laplacian_power=2"),
-                      (dict(keep_path=True), "keep_path=True")):
-        with pytest.raises(ValueError, match=match):
-            LapRLS(early_stopping=None, **kw).fit(Xd, y_train)
-    with pytest.raises(ValueError, match="LapSVM has no fit on the fakedevice engine"):
-        LapSVM(early_stopping=None).fit(Xd, y_train)
-    with pytest.raises(ValueError, match="validation set"):
-        LapRLS(early_stopping=None).fit(Xd, y_train, X_val=X[:5], y_val=y[:5])
 
 
 @pytest.mark.parametrize("name", ["SPORE", "GraphKernelSVM"])

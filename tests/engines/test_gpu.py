@@ -150,10 +150,11 @@ def test_laprls_equals_closed_form(dtype, gamma_A, rtol):
             y_train[np.flatnonzero(y == c)[:3]] = c
         est = LapRLS(gamma_A=gamma_A, solver="closed_form", kernel_dtype=dtype).fit(X, y_train)
         Y = est._encode(y_train, est.classes_, y_train != -1)
-        fit = CupyEngine().laprls_fit(X, Y, est.affinity_matrix_,
-                                      kernel_sigma=est.kernel_sigma_, gamma_A=gamma_A,
-                                      gamma_I=est.gamma_I, kernel_dtype=dtype, tol=1e-10,
-                                      max_iter=3000)
+        eng = CupyEngine()
+        K = eng.kernel(cupy.asarray(X), None, "rbf", dtype=dtype, sigma=est.kernel_sigma_)
+        apply_L = arrays.laplacian_apply(eng.asarray(est.affinity_matrix_), "normalized")
+        fit = arrays.laprls_fit(K, cupy.asarray(Y), apply_L, gamma_A=gamma_A,
+                                gamma_I=est.gamma_I, tol=1e-10, max_iter=3000)
         f0 = est.decision_function(X)
         assert isinstance(fit.decision, cupy.ndarray)
         np.testing.assert_allclose(host(fit.decision), f0, atol=rtol * np.abs(f0).max())

@@ -47,8 +47,8 @@ n_train, name)`` (precomputed affinities validated where they live), ``check_que
 ``to_host`` / ``from_host`` (predictions answer in the input's type), ``take_labels``, and
 the solvers the estimators look up with ``getattr(engine, name, None)`` before falling back
 on their CPU functions: ``harmonic_solve``, ``poisson_solve`` (HarmonicFunction,
-PoissonLearning) and ``laprls_fit`` (LapRLS with the full kernel); see
-:class:`semisup.engines.cupy.CupyEngine`.
+PoissonLearning); LapSVM and LapRLS run their own PCG on the engine's ``kernel``
+(:mod:`semisup.lapsvm._device`); see :class:`semisup.engines.cupy.CupyEngine`.
 
 An engine reads the estimator's graph parameters and writes nothing on it: the front-end
 sets ``affinity_matrix_``, ``graph_sigma_`` and its private ``_graph_state`` from the

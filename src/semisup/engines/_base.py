@@ -59,8 +59,8 @@ class Engine:
     # Optional capabilities: an engine that keeps its arrays off the host also defines
     # ``check_affinity(W, name)`` and ``check_query_affinity(W_new, n_train, name)`` (a
     # precomputed affinity validated where it lives) and the solvers the estimators ask for
-    # with ``getattr(engine, name, None)`` (``harmonic_solve``, ``poisson_solve``,
-    # ``laprls_fit``); an engine without them gets the host checks and CPU solvers.
+    # with ``getattr(engine, name, None)`` (``harmonic_solve``, ``poisson_solve``); an
+    # engine without them gets the host checks and CPU solvers.
 
     def check_points(self, est, X):
         """The validated training points (2-D, numeric, finite, float64 or float32).

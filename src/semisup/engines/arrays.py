@@ -532,23 +532,17 @@ class LapRLSFit(NamedTuple):
 
 def laprls_fit(K, Y, apply_L, *, gamma_A=1e-6, gamma_I=0.1, use_bias=False, tol=1e-6,
                max_iter=1000):
-    """LapRLS (Melacci & Belkin 2011, eq. 14) by linear PCG with the preconditioner
-    ``P = diag(1, K)``, one kernel product per iteration.
+    """LapRLS (Melacci & Belkin 2011, eq. 14) by the project's PCG
+    (:func:`semisup.lapsvm.pcg.pcg` with ``hinge=False``: the preconditioner
+    ``P = diag(1, K)``, one kernel product per iteration, the closed-form step) in ``K``'s
+    array module, each one-vs-all column run to the relative gradient tolerance ``tol``.
 
     Minimises ``1/2 (sum_{labelled} (f_i - y_i)^2 + gamma_A a^T K a + gamma_I f^T L f)``
-    over ``f = K a + b``: its stationarity is ``K g_a = 0``, ``g_b = 0`` with
-    ``g_a = I_E (f - y) + gamma_A a + gamma_I L f`` and ``g_b = 1^T (I_E (f - y) + gamma_I
-    L f)``, i.e. the system ``(I_E K + gamma_A I + gamma_I L K) a = I_E y`` that
-    :func:`semisup.lapsvm.newton.laprls_closed_form` solves densely. The quadratic's
-    gradient is ``P g``, so ``g`` is the preconditioned residual: conjugate gradient on it
-    needs ``K g`` only (``K d``, ``f`` and ``g`` follow by recurrences), which is the PCG of
-    :func:`semisup.lapsvm.pcg.pcg` with the closed-form step of the squared loss and
-    Fletcher-Reeves updates (equal to Polak-Ribiere on a quadratic). The recurrences are
-    never refreshed: replacing ``g`` by its recomputed value breaks the conjugacy, and with
-    a float32 ``K`` CG then stagnates (measured). The returned decision values are
-    recomputed as ``K a + b``.
+    over ``f = K a + b``, whose minimiser :func:`semisup.lapsvm.newton.laprls_closed_form`
+    computes densely. The estimators' device path (:mod:`semisup.lapsvm._device`) calls
+    the PCG itself; this is its engine-level form (a kernel and a Laplacian already built).
 
-    Accuracy: with a float64 ``K`` the decision values match the dense solve to the CG
+    Accuracy: with a float64 ``K`` the decision values match the dense solve to the
     tolerance; with a float32 ``K`` the products carry a relative error of ~1e-7 ``|K|``,
     which the system amplifies by about ``1 / gamma_A``: at ``gamma_A = 1e-2`` they match to
     ~1e-5 of their scale, at the default 1e-6 to a few per cent (the signs, i.e. the
@@ -564,58 +558,20 @@ def laprls_fit(K, Y, apply_L, *, gamma_A=1e-6, gamma_I=0.1, use_bias=False, tol=
     gamma_A, gamma_I : float
     use_bias : bool
     tol : float
-        Stop a column when ``sqrt(g^T K g + g_b^2)`` falls below ``tol`` times its start.
+        Stop a column when ``sqrt(ghat^T grad)`` (``sqrt(g^T K g + g_b^2)``) falls below
+        ``tol`` times its start (the ``"mixed_grad"`` rule), or its line search returns 0.
     max_iter : int
 
     Returns
     -------
     LapRLSFit
     """
+    from ..lapsvm.pcg import pcg          # (the lapsvm package imports this module)
+    from ..lapsvm.stopping import make_rule
     xp, _ = array_modules(K)
     Y = xp.asarray(Y, dtype=xp.float64)
-    vec = Y.ndim == 1
-    Y = Y[:, None] if vec else Y
-    n, c = Y.shape
-    E = (Y != 0).astype(xp.float64)
-
-    def kmul(V):  # in K's precision: a float32 K is never copied to float64
-        return (K @ V.astype(K.dtype)).astype(xp.float64)
-
-    def grad_hat(F, A):
-        R = E * (F - Y) + gamma_I * apply_L(F)
-        return R + gamma_A * A, (R.sum(axis=0) if use_bias else xp.zeros(c))
-
-    A = xp.zeros((n, c))
-    b = xp.zeros(c)
-    Ga, Gb = grad_hat(xp.zeros((n, c)), A)
-    KG = kmul(Ga)
-    rz = (Ga * KG).sum(axis=0) + Gb * Gb
-    stop = tol * xp.sqrt(rz)
-    Da, Db, KD = -Ga, -Gb, -KG
-    active = xp.sqrt(rz) > stop
-    it = 0
-    while bool(active.any()) and it < max_iter:
-        it += 1
-        FD = KD + Db
-        LFD = apply_L(FD)
-        Qa = E * FD + gamma_A * Da + gamma_I * LFD
-        Qb = (E * FD + gamma_I * LFD).sum(axis=0) if use_bias else xp.zeros(c)
-        dHd = (KD * Qa).sum(axis=0) + Db * Qb
-        step = xp.where(active & (dHd > 0), rz / xp.where(dHd > 0, dHd, 1.0), 0.0)
-        A += step * Da
-        b += step * Db
-        Ga = Ga + step * Qa
-        Gb = Gb + step * Qb
-        KG = kmul(Ga)
-        rz_new = (Ga * KG).sum(axis=0) + Gb * Gb
-        beta = xp.where(active, rz_new / xp.where(rz > 0, rz, 1.0), 0.0)
-        Da = xp.where(active, -Ga + beta * Da, Da)
-        Db = xp.where(active, -Gb + beta * Db, Db)
-        KD = xp.where(active, -KG + beta * KD, KD)
-        rz = xp.where(active, rz_new, rz)
-        active = active & (xp.sqrt(xp.maximum(rz, 0.0)) > stop)
-    converged = not bool(active.any())
-    F = kmul(A) + b       # the decision values from the coefficients, not the recurrence
-    if vec:
-        return LapRLSFit(A[:, 0], b[0], F[:, 0], it, converged)
-    return LapRLSFit(A, b, F, it, converged)
+    cols = [None] if Y.ndim == 1 else [[j] for j in range(Y.shape[1])]
+    res = pcg(K, apply_L, Y, gamma_A=gamma_A, gamma_I=gamma_I, use_bias=use_bias,
+              hinge=False, max_iter=max_iter,
+              stopping=[make_rule("mixed_grad", tol=tol, columns=c) for c in cols])
+    return LapRLSFit(res.alpha, res.b, res.decision, res.n_iter, res.converged)

@@ -1,4 +1,4 @@
-"""The CuPy engine: graph, solvers and LapRLS on a CUDA device (extra ``[gpu]``).
+"""The CuPy engine: graph, solvers and the kernel on a CUDA device (extra ``[gpu]``).
 
 A CuPy ``X`` (or a ``cupyx.scipy.sparse`` affinity) picks this engine
 (:func:`semisup.engines.engine_for`); the arrays stay on the device and results come back
@@ -31,7 +31,8 @@ def import_cupy():
 
 
 class CupyEngine(Engine):
-    """Exact kNN graphs, harmonic and Poisson solves and LapRLS on a CUDA device.
+    """Exact kNN graphs, harmonic and Poisson solves and RBF kernels on a CUDA device
+    (LapSVM / LapRLS run their PCG on its kernel: :mod:`semisup.lapsvm._device`).
 
     Supported graph parameters: ``affinity="knn"`` (exact search whatever ``knn_method``:
     tiles of float32 key products with a certified selection and a float64 re-rank, the
@@ -225,19 +226,3 @@ class CupyEngine(Engine):
         """:func:`semisup.engines.arrays.poisson_solve` on the device."""
         return arrays.poisson_solve(self.asarray(W), labeled_idx, y_idx, n_classes, tol=tol,
                                     max_iter=max_iter)
-
-    def laprls_fit(self, X, Y, W, *, kernel_sigma, gamma_A=1e-6, gamma_I=0.1,
-                   laplacian="normalized", use_bias=False, kernel_dtype="float32", tol=1e-6,
-                   max_iter=1000):
-        """LapRLS with the full RBF kernel of ``X`` held on the device.
-
-        The kernel (``kernel_dtype``, built in float64 blocks) is refused before any work
-        when it does not fit in the device's free memory; the primal system is solved by
-        :func:`semisup.engines.arrays.laprls_fit`. Returns its ``LapRLSFit``.
-        """
-        X = self.xp.asarray(X)
-        K = arrays.rbf_kernel(X, float(kernel_sigma), dtype=kernel_dtype)
-        apply_L = arrays.laplacian_apply(self.asarray(W), laplacian)
-        return arrays.laprls_fit(K, self.xp.asarray(Y), apply_L, gamma_A=gamma_A,
-                                 gamma_I=gamma_I, use_bias=use_bias, tol=tol,
-                                 max_iter=max_iter)

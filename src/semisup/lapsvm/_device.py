@@ -1,18 +1,33 @@
-"""LapRLS with the full kernel on an engine that keeps its arrays off the host (a GPU).
+"""LapSVM and LapRLS on an engine that keeps its arrays off the host (a GPU).
 
 A CuPy ``X`` (or a CuPy / ``cupyx`` affinity ``W``) picks the engine of its type
-(:func:`semisup.engines.engine_for`); when that engine provides ``laprls_fit``
-(:meth:`semisup.engines.cupy.CupyEngine.laprls_fit`), :meth:`LapRLS.fit` hands the fit to
-:func:`fit`: the graph is built, the RBF kernel held and the primal system solved by linear
-PCG where ``X`` lives, and the coefficients stay there. The estimator's host path is left
-untouched; the settings this path cannot honour are refused with an error naming the
-parameter.
+(:func:`semisup.engines.engine_for`) and :meth:`LapSVM.fit` / :meth:`LapRLS.fit` hand the
+fit to :func:`fit`: the graph is built, the RBF kernel held (``kernel_dtype``, its memory
+checked against the device's) and the primal problem solved where ``X`` lives, by the very
+PCG of the host (:func:`semisup.lapsvm.pcg.pcg`, whose arrays then are CuPy's: exact line
+search, the hinge's active set for LapSVM, the closed-form step for LapRLS); the
+coefficients stay there and :func:`decision_function` answers in the input's type.
 
-What it solves: the LapRLS problem of :class:`semisup.LapRLS` (Melacci & Belkin 2011,
-eq. 14) with the full RBF kernel (``n_basis="auto"`` keeps every point: the device holds
-the kernel), ``laplacian_power=1``, to the relative tolerance ``stop_tol`` (default
-``1e-6``) of the preconditioned gradient norm, or ``max_iter`` iterations (default 1000),
-without early stopping: the minimiser, as ``solver="auto"`` gives on the host.
+What it solves: eq. 7 (LapSVM) or eq. 14 (LapRLS) of Melacci & Belkin (2011) with the full
+expansion over the n training points (``n_basis=None``, or ``"auto"``: the device holds the
+kernel), with the host's solver semantics:
+
+* ``solver="pcg"``, and ``"auto"`` above 2000 points: PCG with the estimator's
+  ``early_stopping`` (every rule of the host: ``"stability"`` by default, the paper's Alg. 2,
+  checked every ``stop_every`` iterations, default ``round(sqrt(n)/2)``; the data-based
+  rules read a host copy of the decision values at their checks only), ``joint_stopping``,
+  ``stop_tol``, ``max_iter`` (default 1000) and ``refresh_every``, as on the host: same
+  stopping iteration, decision values to rounding.
+* ``solver="auto"`` up to 2000 points, where the host solves directly (Newton, or the
+  closed form): PCG run to the minimiser instead, until the relative gradient norm
+  ``sqrt(ghat^T grad)`` (the ``"mixed_grad"`` rule) falls below ``stop_tol`` (default
+  ``1e-10`` with a float64 kernel, ``1e-6`` with a float32 one, whose products' rounding
+  floors the gradient), the line search returns 0, or ``max_iter`` (default 3000) runs out;
+  ``early_stopping`` is ignored there as by the host's direct solvers.
+
+Refused with an error naming the parameter: kernels other than ``"rbf"``, the direct
+solvers by name (``"newton"``, ``"closed_form"``, ``"dual"``), ``warm_start`` and
+``keep_path``.
 
 An integer ``n_basis`` (LapRLS and LapSVM) fits the reduced expansion over ``m`` basis
 points there (:func:`_fit_reduced`, the functions of :mod:`semisup.lapsvm.reduced` with
@@ -29,17 +44,23 @@ import time
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
-from .._validation import check_semisup_labels, warn_convergence
-from ..engines import engine_for
-from ..graph.degeneracy import warn_if_flat
+from .._validation import check_semisup_labels
+from ..engines import arrays, engine_for
+from ..engines._base import Engine
 from ..engines.arrays import _check_memory, array_modules, laplacian_apply, rbf_kernel
+from ..graph.degeneracy import warn_if_flat
 from ..kernels import scale_sigma
-from .reduced import basis_transform, gram_block, reduced_newton, reduced_pcg, select_basis
+from .pcg import pcg
+from .reduced import (AUTO_N_BASIS, basis_transform, gram_block, reduced_newton, reduced_pcg,
+                      select_basis)
+from .stopping import make_rule
 
 __all__ = ["on_device", "fit", "decision_function"]
 
-#: default relative tolerance of the device PCG (``stop_tol=None``)
-DEFAULT_TOL = 1e-6
+#: the minimiser's default relative gradient tolerance (``solver="auto"``, n <= 2000)
+MINIMISER_TOL = {"float64": 1e-10, "float32": 1e-6}
+#: ... and its default iteration cap
+MINIMISER_MAX_ITER = 3000
 #: working memory of a block of query rows in the decision function (float64 kernel rows)
 _QUERY_BLOCK_BYTES = 2 ** 29
 
@@ -50,40 +71,40 @@ def on_device(engine) -> bool:
     return not engine.host_arrays
 
 
-def _refuse_unsupported(est, engine, X_val):
+def _refuse_unsupported(est, engine):
     name, where = type(est).__name__, f"on the {engine.name} engine"
-    if getattr(engine, "laprls_fit", None) is None or est._hinge:
-        raise ValueError(f"{name} has no fit {where} (only LapRLS with the full kernel "
-                         "runs there); pass X in memory (e.g. cupy.asnumpy(X)).")
-    # solver="auto" is the minimiser on the host (a direct solve); here PCG run to stop_tol
-    # gives it, so the default early_stopping (which applies to solver="pcg") is not used
+    if type(engine).kernel is Engine.kernel:
+        raise ValueError(f"{name} has no fit {where} (it computes no kernel); pass X in "
+                         "memory (e.g. cupy.asnumpy(X)).")
     checks = [("kernel", est.kernel == "rbf", "use kernel='rbf'"),
-              ("solver", est.solver in ("auto", "pcg"), "use solver='auto' or 'pcg'"),
+              ("solver", est.solver in ("auto", "pcg"),
+               "use solver='auto' (PCG to the minimiser up to 2000 points) or 'pcg'"),
               ("n_basis", est.n_basis in ("auto", None),
-               "the device holds the full kernel; use n_basis='auto' or None"),
-              ("laplacian_power", est.laplacian_power == 1, "use laplacian_power=1"),
-              ("early_stopping", est.solver == "auto" or est.early_stopping is None,
-               "its PCG runs to stop_tol; pass early_stopping=None or solver='auto'"),
+               "the device holds the full kernel; use n_basis=None or 'auto'"),
               ("warm_start", not est.warm_start, "use warm_start=False"),
               ("keep_path", not est.keep_path, "use keep_path=False")]
     for param, ok, advice in checks:
         if not ok:
             raise ValueError(f"{name}({param}={getattr(est, param)!r}) is not available "
                              f"{where}: {advice}, or pass X in memory.")
-    if X_val is not None:
-        raise ValueError(f"{name}: a validation set (X_val) is not available {where}; "
-                         "pass early_stopping=None and no X_val.")
+
+
+def _solver(est, n):
+    """``"pcg"`` (with ``early_stopping``) or ``"minimiser"`` (PCG to tolerance, where the
+    host's ``solver="auto"`` solves directly: up to 2000 points)."""
+    return "minimiser" if est.solver == "auto" and n <= AUTO_N_BASIS else "pcg"
 
 
 def fit(est, X, y, *, W=None, X_val=None, y_val=None, engine=None):
-    """:meth:`LapRLS.fit` where ``X`` lives (see the module docstring), on ``engine`` (of
-    ``X`` and ``W``; looked up if not given). Returns ``est``."""
+    """:meth:`LapSVM.fit` / :meth:`LapRLS.fit` where ``X`` lives (see the module
+    docstring), on ``engine`` (of ``X`` and ``W``; looked up if not given). Returns ``est``."""
     name = type(est).__name__
     engine = engine_for(X, W) if engine is None else engine
     if est.n_basis not in ("auto", None):      # the reduced expansion (LapRLS and LapSVM)
         return _fit_reduced(est, X, y, W=W, X_val=X_val, engine=engine)
-    _refuse_unsupported(est, engine, X_val)
+    _refuse_unsupported(est, engine)
     y = check_semisup_labels(est._host_labels(y), estimator=name)[0]
+    names = est._rule_names()
     if est.affinity == "precomputed" and W is None:
         raise ValueError("affinity='precomputed' needs the graph: fit(X, y, W=W).")
     if est.affinity != "precomputed" and W is not None:
@@ -101,33 +122,99 @@ def fit(est, X, y, *, W=None, X_val=None, y_val=None, engine=None):
     else:
         W, X = est._fit_graph(X, engine=engine)
     n = X.shape[0]
+    solver = _solver(est, n)
+    needs_val = [nm for nm in names if nm in ("validation", "mixed")]
+    if needs_val and X_val is None and solver == "pcg":
+        raise ValueError(f"early_stopping={needs_val[0]!r} needs a validation set "
+                         "(fit(..., X_val=..., y_val=...)).")
     y, classes, labeled = check_semisup_labels(y, n, estimator=name)
     est.classes_ = classes
-    est.X_fit_ = X
-    est.kernel_sigma_ = (scale_sigma(X) if est.kernel_sigma == "scale"
-                         else float(est.kernel_sigma))
-    Y = est._encode(y, classes, labeled)
-    est.setup_time_ = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    res = engine.laprls_fit(X, Y, W, kernel_sigma=est.kernel_sigma_, gamma_A=est.gamma_A,
-                            gamma_I=est.gamma_I, laplacian=est.laplacian,
-                            use_bias=est.use_bias, kernel_dtype=np.dtype(est.kernel_dtype).name,
-                            tol=DEFAULT_TOL if est.stop_tol is None else est.stop_tol,
-                            max_iter=1000 if est.max_iter is None else est.max_iter)
-    est.fit_time_ = time.perf_counter() - t0
-    if not res.converged:
-        warn_convergence(f"{name}: PCG stopped after {res.n_iter} iterations before reaching "
-                         "stop_tol on the device; raise max_iter or loosen stop_tol.")
+    Y = engine.xp.asarray(est._encode(y, classes, labeled))
+    apply_L = _laplacian(est, engine.asarray(W))
+    # the full expansion (the seam of a reduced one on the device: n_basis an int)
+    res = _fit_full(est, engine, X, apply_L, Y, labeled, X_val, y_val, names, solver, t0)
     est.alpha_ = res.alpha
     est.intercept_ = res.b
     est.n_iter_ = int(res.n_iter)
-    est.n_iter_per_class_ = np.array([est.n_iter_])
+    est.n_iter_per_class_ = np.atleast_1d(np.asarray(res.n_iter_per_column, dtype=int))
     est.converged_ = bool(res.converged)
-    est.stop_reason_ = "converged" if res.converged else "max_iter"
-    est.history_ = {}
+    est.stop_reason_ = res.stop_reason
+    est.history_ = res.history
     est.transduction_ = labels(est, res.decision)
     warn_if_flat(res.decision.reshape(n, -1), labeled, name)
     return est
+
+
+def _fit_full(est, engine, X, apply_L, Y, labeled, X_val, y_val, names, solver, t0):
+    """The full expansion on the device: the kernel of the training points ``X``, then
+    PCG with the host's rules, or to the minimiser (see the module docstring). Sets the
+    expansion's attributes and the times; returns PCG's result."""
+    est.n_basis_, est.basis_indices_ = X.shape[0], None
+    est.X_fit_ = X
+    est.kernel_sigma_ = (scale_sigma(X) if est.kernel_sigma == "scale"
+                         else float(est.kernel_sigma))
+    K = engine.kernel(X, None, "rbf", dtype=np.dtype(est.kernel_dtype).name,
+                      sigma=est.kernel_sigma_)
+    K_val, Y_val = _validation_targets(est, engine, X_val, y_val)
+    est.setup_time_ = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    res = _solve_full(est, K, apply_L, Y, ~labeled, K_val, Y_val, names, solver)
+    est.fit_time_ = time.perf_counter() - t0
+    return res
+
+
+def _solve_full(est, K, apply_L, Y, unlabeled, K_val, Y_val, names, solver):
+    """:func:`~semisup.lapsvm.pcg.pcg` on the device arrays with the estimator's rules, or
+    to the minimiser (``solver="minimiser"``)."""
+    common = dict(gamma_A=est.gamma_A, gamma_I=est.gamma_I, use_bias=est.use_bias,
+                  hinge=est._hinge, refresh_every=est.refresh_every, verbose=est.verbose)
+    if solver == "minimiser":
+        tol = MINIMISER_TOL[np.dtype(K.dtype).name] if est.stop_tol is None else est.stop_tol
+        return pcg(K, apply_L, Y, stopping=[make_rule("mixed_grad", tol=tol)],
+                   max_iter=MINIMISER_MAX_ITER if est.max_iter is None else est.max_iter,
+                   _advice=f"the relative gradient norm fell below stop_tol={tol:g} "
+                           "(solver='auto' runs PCG to the minimiser on the device up to "
+                           f"{AUTO_N_BASIS} points); raise max_iter or loosen stop_tol.",
+                   **common)
+    rules = est._rules(names, unlabeled, Y_val, Y.shape[1] if Y.ndim == 2 else 1)
+    return pcg(K, apply_L, Y, stopping=rules, K_val=K_val,
+               max_iter=1000 if est.max_iter is None else est.max_iter,
+               _advice=est._pcg_advice(rules), **common)
+
+
+def _laplacian(est, W):
+    """``V -> L^p V`` on the device (:func:`semisup.engines.arrays.laplacian_apply`,
+    applied ``laplacian_power`` times; never formed)."""
+    apply = arrays.laplacian_apply(W, est.laplacian)
+    power = int(est.laplacian_power)
+    if power == 1:
+        return apply
+
+    def apply_power(V):
+        for _ in range(power):
+            V = apply(V)
+        return V
+    return apply_power
+
+
+def _validation_targets(est, engine, X_val, y_val):
+    """``(K_val, Y_val)``: the kernel of the validation points to the training points on
+    the device (``kernel_dtype``) and their one-vs-all targets on the host, or ``None``s."""
+    if X_val is None and y_val is None:
+        return None, None
+    if X_val is None or y_val is None:
+        raise ValueError("pass both X_val and y_val, or neither.")
+    Xv = engine.check_query_points(est, est._for_engine(X_val, engine))
+    y_val = np.asarray(est._host_labels(y_val))
+    if y_val.ndim != 1 or y_val.shape[0] != Xv.shape[0]:
+        raise ValueError(f"X_val has {Xv.shape[0]} rows but y_val has shape {y_val.shape}.")
+    unknown = np.setdiff1d(np.unique(y_val), est.classes_)
+    if unknown.size:
+        raise ValueError(f"y_val has labels {unknown.tolist()} that are not among the "
+                         f"training classes {est.classes_.tolist()}.")
+    K_val = engine.kernel(Xv, est.X_fit_, "rbf", dtype=np.dtype(est.kernel_dtype).name,
+                          sigma=est.kernel_sigma_)
+    return K_val, est._encode(y_val, est.classes_)
 
 
 def fitted_on_device(est) -> bool:

@@ -53,7 +53,7 @@ class _LaplacianKernelClassifier(SemiSupervisedMixin, GraphMixin, ClassifierMixi
                                  BaseEstimator):
     """Shared machinery: kernel, graph, label coding, validation set, prediction."""
 
-    _device_fit = True     # LapRLS on a CuPy X (lapsvm/_device.py; LapSVM refuses there)
+    _device_fit = True     # the full expansion on a CuPy X (lapsvm/_device.py)
 
     _parameter_constraints = {
         **GRAPH_PARAMETER_CONSTRAINTS,
@@ -370,7 +370,7 @@ class _LaplacianKernelClassifier(SemiSupervisedMixin, GraphMixin, ClassifierMixi
         self
         """
         engine = engine_for_types(type(X), type(W))    # once per fit: the types decide
-        if _device.on_device(engine):      # e.g. a CuPy X: LapRLS where X lives
+        if _device.on_device(engine):      # e.g. a CuPy X: the fit where X lives
             return _device.fit(self, X, y, W=W, X_val=X_val, y_val=y_val, engine=engine)
         name = type(self).__name__
         y = check_semisup_labels(y, estimator=name)[0]  # before any O(n^2) work

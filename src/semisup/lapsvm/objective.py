@@ -29,6 +29,8 @@ import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
+from ..engines.arrays import array_modules
+
 __all__ = [
     "laplacian_operator",
     "kernel_matvec",
@@ -75,7 +77,8 @@ def laplacian_operator(L, power: int = 1) -> Callable[[np.ndarray], np.ndarray]:
 
 
 def kernel_matvec(K, V: np.ndarray) -> np.ndarray:
-    """``K @ V`` in K's precision, returned as float64.
+    """``K @ V`` in K's precision, returned as float64 of ``V``'s array module (numpy, or
+    CuPy for a kernel held on a GPU).
 
     Mixing a float32 ``K`` with a float64 vector would make NumPy copy all of ``K`` to
     float64 on every product; casting the (small) vector instead keeps the product at
@@ -83,8 +86,11 @@ def kernel_matvec(K, V: np.ndarray) -> np.ndarray:
     """
     if getattr(K, "dtype", None) == np.float32 and not sp.issparse(K):
         # (an ndarray, or a kernel operator such as semisup.distributed.DaskKernel)
-        return np.asarray(K @ V.astype(np.float32), dtype=np.float64)
-    return np.asarray(K @ V, dtype=np.float64)
+        out = K @ V.astype(np.float32)
+    else:
+        out = K @ V
+    xp = array_modules(V)[0]
+    return xp.asarray(out, dtype=xp.float64)
 
 
 def error_mask(f: np.ndarray, y: np.ndarray, hinge: bool = True) -> np.ndarray:
@@ -154,9 +160,10 @@ class Gradient(NamedTuple):
 
 
 def preconditioned_gradient(f, y, alpha, Lf, *, gamma_A, gamma_I, use_bias, hinge=True):
-    """``(ghat_b, ghat_a)`` from quantities already at hand (no kernel product), eq. 9."""
+    """``(ghat_b, ghat_a)`` from quantities already at hand (no kernel product), eq. 9; the
+    arrays of any one module (numpy, or CuPy on a GPU)."""
     E = error_mask(f, y, hinge)
-    r = np.where(E, f - y, 0.0)
+    r = array_modules(f)[0].where(E, f - y, 0.0)
     ghat_a = r + gamma_A * alpha + gamma_I * Lf
     ghat_b = (r.sum(axis=0) + gamma_I * Lf.sum(axis=0)) if use_bias else None
     return ghat_b, ghat_a

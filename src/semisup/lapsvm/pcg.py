@@ -6,6 +6,12 @@ line search of §3.2.1. Each iteration costs **one** kernel product ``K ghat`` (
 columns in a single matrix product), ``p`` sparse Laplacian products and ``O(l log l)`` for the
 line search: ``O(k n^2)`` in total for ``k`` iterations, with memory ``K`` plus ``O(n c)``.
 The Hessian, ``L K`` and ``K L K`` are never formed.
+
+One code for two array modules: the iteration runs in the module of ``y`` and ``K`` (numpy,
+or CuPy for a kernel held on a GPU, :mod:`semisup.lapsvm._device`); what is small comes to
+the host each iteration (the labelled rows of ``f`` and ``f_d`` for the line search, whose
+``O(l log l)`` sort is no work for a device, and the ``c``-vectors of the history), and the
+stopping rules read host copies of ``f`` at their check iterations only.
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ import numpy as np
 
 from .._progress import log
 from .._validation import warn_convergence
+from ..engines.arrays import array_modules, to_host
 from .objective import kernel_matvec, laplacian_operator, preconditioned_gradient
 from .result import SolverResult
 from .stopping import Iterate
@@ -94,7 +101,8 @@ def exact_line_search(f, fd, y, a_reg: float, c_reg: float, hinge: bool = True
 
 
 def _as_columns(y):
-    y = np.asarray(y, dtype=np.float64)
+    xp = array_modules(y)[0]
+    y = xp.asarray(y, dtype=xp.float64)
     return (y[:, None], True) if y.ndim == 1 else (y, False)
 
 
@@ -115,7 +123,9 @@ def pcg(K, L, y, *, gamma_A: float, gamma_I: float, power: int = 1, use_bias: bo
         Laplacian ``L0`` (applied ``power`` times) or a callable ``v -> L v``.
     y : ndarray (n,) or (n, c)
         ``+1/-1`` on labelled points, ``0`` on unlabelled ones; a matrix trains the ``c``
-        one-vs-all problems together, sharing every kernel product.
+        one-vs-all problems together, sharing every kernel product. Its array module is
+        that of the computation: a CuPy ``y`` (with a CuPy ``K``, a callable ``L`` on CuPy
+        arrays, and a CuPy ``K_val``) runs PCG on the GPU, and the result's arrays stay there.
     gamma_A, gamma_I : float
         Weights of ``alpha^T K alpha`` and ``f^T L f`` in eq. 7.
     power : int
@@ -157,22 +167,23 @@ def pcg(K, L, y, *, gamma_A: float, gamma_I: float, power: int = 1, use_bias: bo
     """
     apply_L = L if callable(L) else laplacian_operator(L, power)
     Y, squeeze = _as_columns(y)
+    xp = array_modules(Y)[0]
     n, c = Y.shape
     if K.shape != (n, n):
         raise ValueError(f"K has shape {K.shape} but y has {n} entries.")
     labeled = Y != 0
-    lab_rows = np.flatnonzero(labeled.any(axis=1))
-    Yl = Y[lab_rows]
+    lab_rows = xp.flatnonzero(labeled.any(axis=1))
+    Yl = to_host(Y[lab_rows])
 
-    A, B = _start(alpha0, b0, n, c, use_bias)
+    A, B = _start(alpha0, b0, n, c, use_bias, xp)
     warm = alpha0 is not None
-    F = (kernel_matvec(K, A) + B) if warm else np.zeros((n, c))
-    LF = apply_L(F) if warm else np.zeros((n, c))
+    F = (kernel_matvec(K, A) + B) if warm else xp.zeros((n, c))
+    LF = apply_L(F) if warm else xp.zeros((n, c))
     gb, ga = preconditioned_gradient(F, Y, A, LF, gamma_A=gamma_A, gamma_I=gamma_I,
                                      use_bias=use_bias, hinge=hinge)
     grad_a = kernel_matvec(K, ga)
     D_a, KD = -ga, -grad_a
-    D_b = -gb if use_bias else np.zeros(c)
+    D_b = -gb if use_bias else xp.zeros(c)
 
     def val_scores():
         return kernel_matvec(K_val, A) + B
@@ -181,7 +192,7 @@ def pcg(K, L, y, *, gamma_A: float, gamma_I: float, power: int = 1, use_bias: bo
 
     def record(t, pieces, steps):
         E = labeled & ((Y * F < 1.0) if hinge else True)
-        r = np.where(E, F - Y, 0.0)
+        r = xp.where(E, F - Y, 0.0)
         obj = 0.5 * ((r * r).sum(0) + gamma_A * (A * (F - B)).sum(0)
                      + gamma_I * (F * LF).sum(0))
         gsq = (grad_a * grad_a).sum(0)
@@ -189,11 +200,14 @@ def pcg(K, L, y, *, gamma_A: float, gamma_I: float, power: int = 1, use_bias: bo
         msq = (ga * grad_a).sum(0)
         if use_bias:
             gsq, hsq, msq = gsq + gb * gb, hsq + gb * gb, msq + gb * gb
+        # the c-vectors to the host in one copy (the rules and the history read them)
+        obj, gsq, hsq, msq = to_host(xp.stack([obj, gsq, hsq, msq]))
         return stops.record(Iterate(t=t, F=F, obj=obj, grad_sq=gsq, ghat_sq=hsq,
                                     mixed_sq=msq, f_val=val_scores), pieces, steps)
 
     stops.check(record(0, 0, 0.0))
     for t, act in stops.iterations(max_iter):
+        act = xp.asarray(act)      # (the columns index the arrays where they live)
         FD = KD[:, act] + D_b[act]
         LFD = apply_L(FD)
         sa, pieces = _line_search_step(stops, t, act, A, B, F, LF, D_a, KD, D_b, FD, LFD, Yl,
@@ -214,8 +228,7 @@ def pcg(K, L, y, *, gamma_A: float, gamma_I: float, power: int = 1, use_bias: bo
         if use_bias:
             num += gb_new * (gb_new - gb)
             den += gb * gb
-        with np.errstate(divide="ignore", invalid="ignore"):
-            beta = np.where(den > 0, np.maximum(num / den, 0.0), 0.0)
+        beta = xp.where(den > 0, xp.maximum(num / xp.where(den > 0, den, 1.0), 0.0), 0.0)
         ga, grad_a = ga_new, grad_new
         gb = gb_new if use_bias else gb
         D_a[:, act] = -ga[:, act] + beta[act] * D_a[:, act]
@@ -237,31 +250,39 @@ def _line_search_step(stops, t, act, A, B, F, LF, D_a, KD, D_b, FD, LFD, Yl, lab
     terms are ``gamma_A a' K d + gamma_I f' L fd`` and ``gamma_A d' K d + gamma_I fd' L fd``
     (``KD = K D_a``; the identity Gram of the reduced expansion's coordinates passes
     ``KD = D_a``); a column whose step is 0 stops. Returns the steps of ``act`` and the mean
-    number of pieces the searches visited.
+    number of pieces the searches visited (host arrays; ``Yl`` is on the host, the others
+    in the arrays' module: the searches run on host copies of the labelled rows and of
+    the regularisers, one copy per iteration).
     """
+    xp = array_modules(A)[0]
+    act_h = to_host(act)
+    regs = to_host(xp.stack([
+        xp.stack([gamma_A * (A[:, j] @ KD[:, j]) + gamma_I * (FD[:, k] @ LF[:, j]),
+                  gamma_A * (D_a[:, j] @ KD[:, j]) + gamma_I * (FD[:, k] @ LFD[:, k])])
+        for k, j in enumerate(act_h)]))
+    Fl, FDl = to_host(F[lab_rows]), to_host(FD[lab_rows])
     s = np.zeros(A.shape[1])
     pieces = []
-    for k, j in enumerate(act):
-        a_reg = gamma_A * (A[:, j] @ KD[:, j]) + gamma_I * (FD[:, k] @ LF[:, j])
-        c_reg = gamma_A * (D_a[:, j] @ KD[:, j]) + gamma_I * (FD[:, k] @ LFD[:, k])
-        s[j], npc = exact_line_search(F[lab_rows, j], FD[lab_rows, k], Yl[:, j],
-                                      a_reg, c_reg, hinge)
+    for k, j in enumerate(act_h):
+        s[j], npc = exact_line_search(Fl[:, j], FDl[:, k], Yl[:, j], regs[k, 0], regs[k, 1],
+                                      hinge)
         pieces.append(npc)
-    stops.stop(act[s[act] == 0.0], t - 1, "line search step 0")
-    sa = s[act]
-    A[:, act] += sa * D_a[:, act]
-    B[act] += sa * D_b[act]
-    F[:, act] += sa * FD
-    LF[:, act] += sa * LFD
+    stops.stop(act_h[s[act_h] == 0.0], t - 1, "line search step 0")
+    sa = s[act_h]
+    sa_x = xp.asarray(sa)
+    A[:, act] += sa_x * D_a[:, act]
+    B[act] += sa_x * D_b[act]
+    F[:, act] += sa_x * FD
+    LF[:, act] += sa_x * LFD
     return sa, float(np.mean(pieces))
 
 
-def _start(alpha0, b0, r, c, use_bias):
-    """The coefficients ``(A (r, c), B (c,))`` to start from: zeros, or the warm start
-    ``alpha0`` / ``b0`` (copied; ``b0`` ignored without a bias)."""
-    A = np.zeros((r, c)) if alpha0 is None else np.array(alpha0, dtype=np.float64).reshape(r, c)
-    B = np.zeros(c) if (b0 is None or not use_bias) else \
-        np.array(b0, dtype=np.float64).reshape(c)
+def _start(alpha0, b0, r, c, use_bias, xp=np):
+    """The coefficients ``(A (r, c), B (c,))`` of module ``xp`` to start from: zeros, or the
+    warm start ``alpha0`` / ``b0`` (copied; ``b0`` ignored without a bias)."""
+    A = xp.zeros((r, c)) if alpha0 is None else xp.array(alpha0, dtype=xp.float64).reshape(r, c)
+    B = xp.zeros(c) if (b0 is None or not use_bias) else \
+        xp.array(b0, dtype=xp.float64).reshape(c)
     return A, B
 
 

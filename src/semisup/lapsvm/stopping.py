@@ -18,6 +18,10 @@ column the decision is ``sign(f)`` (``sign(0) = +1``); with several it is the jo
 one-vs-all decision ``argmax_c f_c``, which is the "joint check across the binary problems"
 the paper suggests for COIL20. Every rule records ``history`` as ``(t, value)`` pairs so that
 the paper's figures can be drawn.
+
+On a GPU (PCG's arrays in CuPy) the data-based rules copy ``f`` (and the validation scores)
+to the host at their check iterations only; the classical ones read the ``c``-vectors PCG
+already brings to the host.
 """
 
 from __future__ import annotations
@@ -26,6 +30,8 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+
+from ..engines.arrays import to_host
 
 __all__ = [
     "check_interval",
@@ -55,6 +61,8 @@ class Iterate:
 
     ``f_val`` is a callable returning the validation scores (|V| x c) so that the
     ``O(|V| n)`` product is only paid at the iterations where a validation check runs.
+    ``F`` and ``f_val``'s scores are in PCG's array module (numpy, or CuPy on a GPU), the
+    ``c``-vectors on the host.
     """
 
     t: int
@@ -126,7 +134,7 @@ class StabilityCheck(_PeriodicRule):
         self.prev = None
 
     def _check(self, it):
-        d = _decision(self._cols(it.F)[self.unlabeled])
+        d = _decision(self._cols(to_host(it.F))[self.unlabeled])
         # previous decisions start at "none", so the first check never stops
         changed = 1.0 if self.prev is None else float(np.mean(d != self.prev))
         self.history.append((it.t, changed))
@@ -157,7 +165,7 @@ class ValidationCheck(_PeriodicRule):
         self.prev = 1.0
 
     def _error(self, it) -> float:
-        Fv = self._cols(it.f_val())
+        Fv = self._cols(to_host(it.f_val()))
         Yv = self._cols(self.Y_val)
         return float(np.mean(_decision(Fv) != _decision(Yv)))
 
@@ -192,7 +200,7 @@ class MixedCheck(_PeriodicRule):
         self.stability.theta = self.validation.theta = self.theta
 
     def _check(self, it):
-        d = _decision(self._cols(it.F)[self.stability.unlabeled])
+        d = _decision(self._cols(to_host(it.F))[self.stability.unlabeled])
         prev = self.stability.prev
         changed = 1.0 if prev is None else float(np.mean(d != prev))
         err = self.validation._error(it)
