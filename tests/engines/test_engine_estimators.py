@@ -308,3 +308,17 @@ def test_graph_estimators_without_a_device_fit_refuse_device_input(name):
     W = graph_from_neighbors(*W)
     with pytest.raises(ValueError, match=rf"{name} runs on the host"):
         getattr(semisup, name)(affinity="precomputed").fit(dev(W), y_train)
+
+
+def test_the_refusal_names_every_estimator_with_a_device_fit():
+    """``DEVICE_ESTIMATORS`` (named by the front-end's refusal) is exactly the public graph
+    and kernel estimators whose ``_device_fit`` is set."""
+    from importlib import import_module
+
+    from semisup._registry import REGISTRY
+    from semisup.graph.frontend import DEVICE_ESTIMATORS, GraphMixin
+    flagged = {m.name for m in REGISTRY
+               if issubclass(cls := getattr(import_module(m.module), m.name), GraphMixin)
+               and cls._device_fit}
+    named = set(DEVICE_ESTIMATORS.replace(" and ", ", ").split(", "))
+    assert named == flagged

@@ -165,7 +165,6 @@ def test_laprls_fit_engine_function_is_the_project_pcg():
     (LapSVM, dict(solver="newton"), "solver='newton'"),
     (LapSVM, dict(solver="dual"), "solver='dual'"),
     (LapRLS, dict(solver="closed_form"), "solver='closed_form'"),
-    (LapRLS, dict(n_basis=20), "n_basis=20"),
     (LapSVM, dict(warm_start=True), "warm_start=True"),
     (LapRLS, dict(keep_path=True), "keep_path=True")])
 def test_device_path_refuses_what_it_cannot_do(cls, kw, match):

@@ -109,5 +109,5 @@ def test_refuses_what_it_cannot_do():
     X, y, y_train = _data("moons", 80, per_class=3)
     with pytest.raises(ValueError, match=r"LapSVM\(solver='newton'\) is not available"):
         LapSVM(solver="newton").fit(cupy.asarray(X), y_train)
-    with pytest.raises(ValueError, match=r"LapRLS\(n_basis=20\) is not available"):
-        LapRLS(n_basis=20).fit(cupy.asarray(X), y_train)
+    with pytest.raises(ValueError, match=r"LapRLS\(warm_start=True\) is not available"):
+        LapRLS(warm_start=True).fit(cupy.asarray(X), y_train)

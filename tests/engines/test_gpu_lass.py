@@ -10,7 +10,6 @@ device) objectives agree to ``2 tol |F|``, assignments to 1e-6.
 
 import numpy as np
 import pytest
-import scipy.sparse as sp
 from sklearn.datasets import make_blobs, make_moons
 
 from semisup import LaplacianAssignment

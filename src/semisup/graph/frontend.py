@@ -120,6 +120,10 @@ def _warn_if_coincident(X, name="X") -> None:
                       "preprocessing step).", UserWarning, stacklevel=4)
 
 
+#: the estimators whose ``_device_fit`` is set (named by the refusal of the others)
+DEVICE_ESTIMATORS = "HarmonicFunction, PoissonLearning, LaplacianAssignment, LapRLS and LapSVM"
+
+
 class GraphMixin:
     """Builds the training graph and the query affinities from the graph parameters.
 
@@ -150,18 +154,18 @@ class GraphMixin:
                              ensure_min_samples=2 if reset else 1)
 
     #: whether the estimator's fit runs where a device engine's arrays live (a GPU); the
-    #: others refuse such an input before any work (set by HarmonicFunction,
-    #: PoissonLearning and LapRLS)
+    #: others refuse such an input before any work, naming those that fit there
+    #: (:data:`DEVICE_ESTIMATORS`, checked against the flags by tests/engines)
     _device_fit = False
 
     def _check_engine(self, engine):
         """``engine``, or a clear error when it keeps its arrays off the host and this
-        estimator has no fit there."""
+        estimator has no fit there (naming those that have)."""
         if not engine.host_arrays and not self._device_fit:
             raise ValueError(f"{type(self).__name__} runs on the host and cannot take input "
                              f"of the {engine.name} engine (e.g. a CuPy array); pass it in "
-                             "memory (e.g. cupy.asnumpy(X)). HarmonicFunction, "
-                             "PoissonLearning and LapRLS fit there.")
+                             f"memory (e.g. cupy.asnumpy(X)). {DEVICE_ESTIMATORS} fit "
+                             "there.")
         return engine
 
     def _fit_graph(self, X, *, name="X", engine=None):
@@ -268,3 +272,4 @@ class GraphMixin:
             return (check_query_affinity if check is None else check)(X_new, n_train, name)
         X_new = engine.check_query_points(self, X_new)
         return engine.query_affinity(self, self._graph_state[1], X_new)
+

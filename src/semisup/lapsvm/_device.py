@@ -47,7 +47,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._validation import check_semisup_labels
 from ..engines import arrays, engine_for
 from ..engines._base import Engine
-from ..engines.arrays import _check_memory, array_modules, laplacian_apply, rbf_kernel
+from ..engines.arrays import _check_memory, array_modules, rbf_kernel
 from ..graph.degeneracy import warn_if_flat
 from ..kernels import scale_sigma
 from .pcg import pcg
@@ -79,8 +79,6 @@ def _refuse_unsupported(est, engine):
     checks = [("kernel", est.kernel == "rbf", "use kernel='rbf'"),
               ("solver", est.solver in ("auto", "pcg"),
                "use solver='auto' (PCG to the minimiser up to 2000 points) or 'pcg'"),
-              ("n_basis", est.n_basis in ("auto", None),
-               "the device holds the full kernel; use n_basis=None or 'auto'"),
               ("warm_start", not est.warm_start, "use warm_start=False"),
               ("keep_path", not est.keep_path, "use keep_path=False")]
     for param, ok, advice in checks:
@@ -100,43 +98,36 @@ def fit(est, X, y, *, W=None, X_val=None, y_val=None, engine=None):
     docstring), on ``engine`` (of ``X`` and ``W``; looked up if not given). Returns ``est``."""
     name = type(est).__name__
     engine = engine_for(X, W) if engine is None else engine
-    if est.n_basis not in ("auto", None):      # the reduced expansion (LapRLS and LapSVM)
-        return _fit_reduced(est, X, y, W=W, X_val=X_val, engine=engine)
-    _refuse_unsupported(est, engine)
+    reduced = est.n_basis not in ("auto", None)    # an int: the reduced expansion
+    if reduced:
+        _refuse_unsupported_reduced(est, engine, X_val)
+    else:
+        _refuse_unsupported(est, engine)
     y = check_semisup_labels(est._host_labels(y), estimator=name)[0]
     names = est._rule_names()
-    if est.affinity == "precomputed" and W is None:
-        raise ValueError("affinity='precomputed' needs the graph: fit(X, y, W=W).")
-    if est.affinity != "precomputed" and W is not None:
-        raise ValueError(f"W is ignored unless affinity='precomputed' (here affinity="
-                         f"{est.affinity!r} builds the graph from X); pass "
-                         "affinity='precomputed' to use W, or drop W.")
     t0 = time.perf_counter()
-    if est.affinity == "precomputed":
-        W, _ = est._fit_graph(W, name="W")
-        X = engine.check_points(est, X)
-        if W.shape[0] != X.shape[0]:
-            raise ValueError(f"W has shape {W.shape} but X has {X.shape[0]} samples.")
-        # the model lives on the device of X (W, if validated in memory, is moved there)
-        est._graph_state = (engine.name, None)
-    else:
-        W, X = est._fit_graph(X, engine=engine)
+    X, W, y, classes, labeled = _prepare(est, X, y, W, engine)
     n = X.shape[0]
-    solver = _solver(est, n)
-    needs_val = [nm for nm in names if nm in ("validation", "mixed")]
-    if needs_val and X_val is None and solver == "pcg":
-        raise ValueError(f"early_stopping={needs_val[0]!r} needs a validation set "
-                         "(fit(..., X_val=..., y_val=...)).")
-    y, classes, labeled = check_semisup_labels(y, n, estimator=name)
     est.classes_ = classes
+    est.kernel_sigma_ = (scale_sigma(X) if est.kernel_sigma == "scale"
+                         else float(est.kernel_sigma))
     Y = engine.xp.asarray(est._encode(y, classes, labeled))
     apply_L = _laplacian(est, engine.asarray(W))
-    # the full expansion (the seam of a reduced one on the device: n_basis an int)
-    res = _fit_full(est, engine, X, apply_L, Y, labeled, X_val, y_val, names, solver, t0)
-    est.alpha_ = res.alpha
+    if reduced:
+        res, alpha = _fit_reduced(est, engine, X, apply_L, Y, labeled, names, t0)
+    else:
+        solver = _solver(est, n)
+        needs_val = [nm for nm in names if nm in ("validation", "mixed")]
+        if needs_val and X_val is None and solver == "pcg":
+            raise ValueError(f"early_stopping={needs_val[0]!r} needs a validation set "
+                             "(fit(..., X_val=..., y_val=...)).")
+        res = _fit_full(est, engine, X, apply_L, Y, labeled, X_val, y_val, names, solver, t0)
+        alpha = res.alpha
+    est.alpha_ = alpha
     est.intercept_ = res.b
     est.n_iter_ = int(res.n_iter)
-    est.n_iter_per_class_ = np.atleast_1d(np.asarray(res.n_iter_per_column, dtype=int))
+    est.n_iter_per_class_ = (np.atleast_1d(np.asarray(res.n_iter_per_column, dtype=int))
+                             if res.n_iter_per_column is not None else np.array([est.n_iter_]))
     est.converged_ = bool(res.converged)
     est.stop_reason_ = res.stop_reason
     est.history_ = res.history
@@ -151,8 +142,6 @@ def _fit_full(est, engine, X, apply_L, Y, labeled, X_val, y_val, names, solver, 
     expansion's attributes and the times; returns PCG's result."""
     est.n_basis_, est.basis_indices_ = X.shape[0], None
     est.X_fit_ = X
-    est.kernel_sigma_ = (scale_sigma(X) if est.kernel_sigma == "scale"
-                         else float(est.kernel_sigma))
     K = engine.kernel(X, None, "rbf", dtype=np.dtype(est.kernel_dtype).name,
                       sigma=est.kernel_sigma_)
     K_val, Y_val = _validation_targets(est, engine, X_val, y_val)
@@ -317,23 +306,10 @@ def _features(X, Xb, T, sigma, dtype):
     return Phi
 
 
-def _laplacian_power(W, kind, power):
-    """``V -> L^p V`` on the device graph (``L`` applied ``p`` times, never formed)."""
-    apply = laplacian_apply(W, kind)
-    if power == 1:
-        return apply
-
-    def apply_p(V):
-        for _ in range(power):
-            V = apply(V)
-        return V
-    return apply_p
-
-
-def _fit_reduced(est, X, y, *, W=None, X_val=None, engine):
-    """:meth:`LapRLS.fit` / :meth:`LapSVM.fit` with the reduced expansion over
-    ``m = min(n_basis, n)`` basis points, where ``X`` lives (the host's
-    :meth:`~semisup.lapsvm.estimator._LaplacianKernelClassifier._fit_reduced`).
+def _fit_reduced(est, engine, X, apply_L, Y, labeled, names, t0):
+    """The reduced expansion over ``m = min(n_basis, n)`` basis points, where ``X`` lives
+    (the host's :meth:`~semisup.lapsvm.estimator._LaplacianKernelClassifier._fit_reduced`).
+    Returns the solver's result and ``alpha`` (the basis' coefficients).
 
     The basis indices are drawn on the host (uniformly, by ``random_state``: those of the
     host fit), the basis points gathered on the device; ``K_BB``'s eigendecomposition gives
@@ -344,10 +320,6 @@ def _fit_reduced(est, X, y, *, W=None, X_val=None, engine):
     ``alpha_ = T beta``: a prediction costs ``m`` kernel values per point.
     """
     name = type(est).__name__
-    _refuse_unsupported_reduced(est, engine, X_val)
-    y = check_semisup_labels(est._host_labels(y), estimator=name)[0]
-    t0 = time.perf_counter()
-    X, W, y, classes, labeled = _prepare(est, X, y, W, engine)
     xp = engine.xp
     n = X.shape[0]
     m = min(int(est.n_basis), n)
@@ -359,15 +331,11 @@ def _fit_reduced(est, X, y, *, W=None, X_val=None, engine):
                   f"{name}(n_basis={m}) on n={n} points (the {n}x{m} kernel features)",
                   "Use a smaller n_basis" + ("" if dtype == np.float32 else
                                              " or kernel_dtype='float32'") + ".")
-    est.classes_ = classes
-    est.kernel_sigma_ = sigma = (scale_sigma(X) if est.kernel_sigma == "scale"
-                                 else float(est.kernel_sigma))
+    sigma = est.kernel_sigma_
     idx = select_basis(X, m, "uniform", random_state=est.random_state)   # host indices
     Xb = X[xp.asarray(idx)]
     T = basis_transform(rbf_kernel(Xb, sigma, dtype="float64"))
     Phi = _features(X, Xb, T, sigma, dtype)
-    apply_L = _laplacian_power(engine.asarray(W), est.laplacian, est.laplacian_power)
-    Y = xp.asarray(est._encode(y, classes, labeled))
     est.X_fit_ = Xb                  # the basis: predictions need it only
     est.basis_indices_ = idx
     est.n_basis_ = m
@@ -381,21 +349,11 @@ def _fit_reduced(est, X, y, *, W=None, X_val=None, engine):
             50 if est.max_iter is None else est.max_iter), _advice="raise max_iter.",
             **common)
     else:
-        rules = est._rules(est._rule_names(), ~labeled, None, 1 if Y.ndim == 1 else Y.shape[1])
+        rules = est._rules(names, ~labeled, None, 1 if Y.ndim == 1 else Y.shape[1])
         res = reduced_pcg(Phi, apply_L, Y,
                           max_iter=1000 if est.max_iter is None else est.max_iter,
                           stopping=rules, refresh_every=est.refresh_every,
                           verbose=est.verbose, _advice=est._pcg_advice(rules), **common)
     del Phi
-    est.alpha_ = T @ res.alpha
-    est.intercept_ = res.b
     est.fit_time_ = time.perf_counter() - t0
-    est.n_iter_ = int(res.n_iter)
-    est.n_iter_per_class_ = (np.atleast_1d(np.asarray(res.n_iter_per_column, dtype=int))
-                             if res.n_iter_per_column is not None else np.array([est.n_iter_]))
-    est.converged_ = bool(res.converged)
-    est.stop_reason_ = res.stop_reason
-    est.history_ = res.history
-    est.transduction_ = labels(est, res.decision)
-    warn_if_flat(res.decision.reshape(n, -1), labeled, name)
-    return est
+    return res, T @ res.alpha

@@ -53,7 +53,7 @@ class _LaplacianKernelClassifier(SemiSupervisedMixin, GraphMixin, ClassifierMixi
                                  BaseEstimator):
     """Shared machinery: kernel, graph, label coding, validation set, prediction."""
 
-    _device_fit = True     # the full expansion on a CuPy X (lapsvm/_device.py)
+    _device_fit = True     # a CuPy X: graph, kernel and solver on the device (lapsvm/_device.py)
 
     _parameter_constraints = {
         **GRAPH_PARAMETER_CONSTRAINTS,
