@@ -39,7 +39,7 @@ BUDGET_S = 290
 #: the stages, in order (``--only`` picks among them; the later ones need transfer and
 #: knn_graph, which always run)
 STAGES = ("transfer", "knn_graph", "harmonic", "poisson", "harmonic_fit", "poisson_fit",
-          "lass_fit", "reduced_fit", "laprls", "laprls_fit", "lapsvm_fit")
+          "reduced_fit", "laprls", "laprls_fit", "lapsvm_fit", "lass_fit")
 #: the same computations on this project's CPU machine (2 cores), from docs/benchmarks
 #: (not measured by this script); "-" where no figure is recorded yet
 CPU_FIGURES = {

@@ -156,8 +156,14 @@ def _check_finite(A, name: str) -> None:
 
 
 def _check_laplacian(L):
-    """``L`` as a canonical float64 CSR copy of its module (scipy, or cupyx on a device)."""
+    """``L`` as a canonical float64 CSR copy of its module (scipy, or cupyx on a device).
+
+    A device matrix is validated on a host copy (O(nnz), once per solve) and moved back:
+    the checks' sparse-sparse differences are cuSPARSE's csrgeam2 there, which failed with
+    a kernel launch failure on an H200 (CUDA 13, CuPy 14) and left the device unusable."""
     xp, xsp = array_modules(L)
+    if xp is not np:
+        return xsp.csr_matrix(_check_laplacian(to_host(L)))
     if not xsp.issparse(L):
         L = xp.asarray(L)
         if L.ndim != 2 or L.dtype.kind not in "biuf":
@@ -349,16 +355,14 @@ def auto_rho(L, lam: float, labels=None) -> np.ndarray:
 
 
 def _principal_submatrix(L, idx):
-    """``L[idx][:, idx]`` (CSR, sorted indices) in ``L``'s sparse module, as the product
-    ``P L P^T`` with the row selection ``P``: every entry is one product with 1.0, so the
-    values are exact, and cupyx needs no fancy indexing of a sparse matrix."""
+    """``L[idx][:, idx]`` (CSR, sorted indices) in ``L``'s sparse module; a device matrix is
+    sliced on a host copy (cupyx has no fancy indexing of a sparse matrix, and the product
+    ``P L P^T`` that would do it is a sparse-sparse product, avoided there as in
+    :func:`_check_laplacian`)."""
     xp, xsp = array_modules(L)
-    m = idx.size
-    P = xsp.csr_matrix((xp.ones(m), xp.asarray(idx, dtype=xp.int32),
-                        xp.arange(m + 1, dtype=xp.int32)), shape=(m, L.shape[0]))
-    S = (P @ L @ P.T.tocsr()).tocsr()
+    S = sp.csr_matrix(to_host(L))[idx][:, idx].tocsr()
     S.sort_indices()
-    return S
+    return S if xp is np else xsp.csr_matrix(S)
 
 
 # ----------------------------------------------------------------------------- ADMM loop

@@ -102,11 +102,12 @@ def _full_rows(path, Z, active):
 
 
 def _device_laplacian(W):
-    """``L = D - W`` in ``W``'s sparse module (cupyx on a device): float64 CSR, sorted."""
+    """``L = D - W`` in ``W``'s sparse module (cupyx on a device): float64 CSR, sorted; built
+    on a host copy of ``W`` (O(nnz), once per fit: the host fit's very ``L``) and moved back,
+    since ``D - W`` is a sparse-sparse sum there (cuSPARSE's csrgeam2, which failed on an
+    H200 under CUDA 13; :func:`semisup.lass.admm._check_laplacian`)."""
     _, xsp = arrays.array_modules(W)
-    L = (xsp.diags([arrays.degrees(W)], [0], format="csr") - W).tocsr()
-    L.sort_indices()
-    return L
+    return xsp.csr_matrix(laplacian(arrays.to_host(W), check=False))
 
 
 class LaplacianAssignment(SemiSupervisedMixin, GraphMixin, TransformerMixin, ClassifierMixin,
