@@ -39,7 +39,7 @@ BUDGET_S = 290
 #: the stages, in order (``--only`` picks among them; the later ones need transfer and
 #: knn_graph, which always run)
 STAGES = ("transfer", "knn_graph", "harmonic", "poisson", "harmonic_fit", "poisson_fit",
-          "reduced_fit", "laprls", "laprls_fit", "lapsvm_fit", "lass_fit")
+          "reduced_fit", "laprls", "laprls_fit", "laprls_fit64", "lapsvm_fit", "lass_fit")
 #: the same computations on this project's CPU machine (2 cores), from docs/benchmarks
 #: (not measured by this script); "-" where no figure is recorded yet
 CPU_FIGURES = {
@@ -57,10 +57,11 @@ FITS = {"harmonic_fit": ("HarmonicFunction", dict(tol=1e-8)),
         "poisson_fit": ("PoissonLearning", dict(tol=1e-3)),
         "lass_fit": ("LaplacianAssignment", {}),
         "laprls_fit": ("LapRLS", dict(kernel_dtype="float32")),
+        "laprls_fit64": ("LapRLS", dict(kernel_dtype="float64")),
         "lapsvm_fit": ("LapSVM", dict(kernel_dtype="float32")),
         "reduced_fit": ("LapRLS", dict(n_basis=2000, random_state=0))}
 #: the fits that hold an n x n kernel: skipped when under a minute of the budget is left
-HEAVY = ("laprls_fit", "lapsvm_fit")
+HEAVY = ("laprls_fit", "laprls_fit64", "lapsvm_fit")
 
 
 def _say(msg):

@@ -345,14 +345,17 @@ def reduced_newton(Phi, L, y, *, gamma_A: float, gamma_I: float, power: int = 1,
 
 def _spd_solve(H, rhs):
     """``H z = rhs`` for a symmetric PSD ``H``: Cholesky, else least squares (in ``H``'s
-    array module; CuPy's Cholesky of a matrix that is not positive definite is not finite
-    rather than an error)."""
+    array module; CuPy's Cholesky of a matrix that is not positive definite raises no
+    error: its factor is not finite, or, for a singular PSD ``H``, has a zero pivot, which
+    the H200 showed; so the solution itself is checked)."""
     xp, _ = array_modules(H)
     if xp is not np:
         from cupyx.scipy.linalg import solve_triangular
         C = xp.linalg.cholesky(H)
-        if bool(xp.isfinite(C).all()):
-            return solve_triangular(C.T, solve_triangular(C, rhs, lower=True), lower=False)
+        if bool(xp.isfinite(C).all()) and bool((xp.diagonal(C) > 0).all()):
+            z = solve_triangular(C.T, solve_triangular(C, rhs, lower=True), lower=False)
+            if bool(xp.isfinite(z).all()):
+                return z
         return xp.linalg.lstsq(H, rhs, rcond=None)[0]
     try:
         return sla.cho_solve(sla.cho_factor(H, check_finite=False), rhs, check_finite=False)

@@ -582,8 +582,8 @@ def _solve(L, G, lam: float, *, rho, Y0, U0, tol, max_iter, solver, stopping, ch
                 raise ValueError(f"{name} must have shape {(N, K)}, got {M.shape}.")
             _check_finite(M, name)
 
-    if solver in ("direct", "cg") or (solver == "auto" and not auto):
-        L = _drop_invisible_edges(L)   # ADMM only; see there
+    if not device and (solver in ("direct", "cg") or (solver == "auto" and not auto)):
+        L = _drop_invisible_edges(L)   # ADMM only (refused on a device below); see there
     n_comp, labels = connected_components(sp.csr_matrix(to_host(L)) if device else L)
     sizes = np.bincount(labels)
     isolated = sizes[labels] == 1
