@@ -180,8 +180,9 @@ def add_command(subparsers, name, body, help, *, description=None, options=None,
     :func:`run_command`: its parser, the common options (``common``: the keywords of
     :func:`add_common_options`), its own ``options`` (:func:`add_options`) and ``defaults``.
     """
-    p = subparsers.add_parser(name, help=help, description=description,
-                              formatter_class=argparse.RawDescriptionHelpFormatter)
+    raw = description and "\n" in description     # a module docstring keeps its lines
+    p = subparsers.add_parser(name, help=help, description=description, formatter_class=(
+        argparse.RawDescriptionHelpFormatter if raw else argparse.HelpFormatter))
     add_common_options(p, name, kind, **common)
     add_options(p, options or {})
     p.set_defaults(func=lambda args: run_command(args, body), **(defaults or {}))
