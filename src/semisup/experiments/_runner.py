@@ -27,6 +27,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import sys
 from dataclasses import dataclass, field
@@ -185,8 +186,15 @@ def add_command(subparsers, name, body, help, *, description=None, options=None,
         argparse.RawDescriptionHelpFormatter if raw else argparse.HelpFormatter))
     add_common_options(p, name, kind, **common)
     add_options(p, options or {})
-    p.set_defaults(func=lambda args: run_command(args, body), **(defaults or {}))
+    p.set_defaults(func=_command(body), **(defaults or {}))
     return p
+
+
+@functools.lru_cache(maxsize=None)
+def _command(body):
+    """:func:`run_command` of ``body``, named as ``body`` (its module), one object per body
+    (two parsers built agree)."""
+    return functools.update_wrapper(functools.partial(run_command, body=body), body)
 
 
 def only_set(args, default):
