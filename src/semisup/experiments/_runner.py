@@ -40,7 +40,7 @@ from ._report import kept_section, timed, write_text
 __all__ = ["Unit", "add_common_options", "add_options", "out_dir", "cache_dir", "report_path",
            "is_full_run", "blas_limit", "run_command", "run_units", "run_unit_groups",
            "write_report", "repo_docs", "only_set", "refuse_empty_assembly", "timing_summary",
-           "add_command", "Part", "part_lines", "curve_figure"]
+           "add_command"]
 
 
 # ----------------------------------------------------------------------------- options
@@ -462,58 +462,6 @@ def write_report(path: str, text: str, keep=(), after: str | None = None) -> str
             kept = [""] + kept
         lines = lines[:at] + kept + lines[at:]
     return write_text(path, "\n".join(lines).rstrip("\n") + "\n")
-
-
-@dataclass
-class Part:
-    """A report section declared as data: under ``heading``, the lines ``before``, the table
-    of ``rows(args)`` (dicts or cell lists) with the columns ``cols``, the lines ``after``
-    (a callable of ``args`` in ``before``/``after`` gives its line when the part runs)."""
-
-    heading: str
-    cols: tuple
-    rows: object
-    before: tuple = ()
-    after: tuple = ()
-
-
-def part_lines(part: Part, args, stream=False) -> list[str]:
-    """The lines of ``part`` (:class:`Part`): heading, blank, ``before``, its table, blank,
-    ``after``. With ``stream`` each row is logged as it comes (a long benchmark)."""
-    def say(lines):
-        return [x(args) if callable(x) else x for x in lines]
-    from ._report import markdown_table
-    lines = [part.heading, "", *say(part.before), markdown_table([], part.cols)]
-    for row in part.rows(args):
-        lines.append(markdown_table([row], part.cols).splitlines()[-1])
-        log(lines[-1], stream)
-    return lines + ["", *say(part.after)]
-
-
-def curve_figure(path, panels, figsize=(7, 4.5), legend=None):
-    """A figure of curves, one panel per ``panels`` item, saved to ``path`` (returned).
-
-    Each panel is a dict: ``curves`` ``{label: (x, y)}`` or ``(x, y, sd)`` (error bars),
-    ``plot`` the Axes method drawing them (``"plot"``, ``"semilogy"``, ``"loglog"``;
-    ``"errorbar"`` with sd), ``style`` its keywords (default a marker ``o``), ``legend``
-    the legend's keywords (None: no legend), and any ``Axes.set`` keywords (xlabel, ylabel,
-    title...).
-    """
-    from ..plotting import pyplot, save
-    fig, axes = pyplot().subplots(1, len(panels), figsize=figsize, squeeze=False)
-    for ax, panel in zip(axes[0], panels):
-        panel = dict(panel)
-        curves, how = panel.pop("curves"), panel.pop("plot", "plot")
-        style, leg = panel.pop("style", dict(marker="o")), panel.pop("legend", None)
-        for label, xy in curves.items():
-            if how == "errorbar":
-                ax.errorbar(xy[0], xy[1], yerr=xy[2], label=label, **style)
-            else:
-                getattr(ax, how)(*xy, label=label, **style)
-        ax.set(**panel)
-        if leg is not None:
-            ax.legend(**leg)
-    return save(fig, path)
 
 
 def say_written(path: str, verbose=True) -> None:

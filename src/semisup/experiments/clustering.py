@@ -34,7 +34,7 @@ from ..linalg.kmeans1d import kmeans1d
 from ._checkpoint import TrialCache, code_version
 from ._report import best_of, header, kept_section, markdown_table as _table, mean_sd
 from ._report import paper_rows, timed, write_text as _write
-from ._runner import Unit, add_command, cache_dir as _cache_dir, curve_figure, only_set, out_dir
+from ._runner import Unit, add_command, cache_dir as _cache_dir, only_set, out_dir
 from ._runner import refuse_empty_assembly, report_path, run_units, unit_cache
 
 # hand-written over the full protocol's tables; kept when the report is rewritten
@@ -406,13 +406,16 @@ def _plans(reps, quick, data_home, verbose=False):
 
 
 def _plot(t2, t3, out):
-    def curves(values, grid):
-        return {name: (grid, [_mean(v) for v in vals]) for name, vals in values.items()}
-    return curve_figure(os.path.join(out, "clustering_error_vs_n_sigma.png"), [
-        dict(curves=curves(t2, N_GRID), plot="semilogy", legend=dict(fontsize=8),
-             xlabel="n (d = 100)", ylabel="||w* - w||", title="Table 2: sigma = 0.5"),
-        dict(curves=curves(t3, SIGMA_GRID), plot="loglog", xlabel="sigma", ylabel="||w* - w||",
-             title="Table 3: n = 150")], figsize=(10, 4))
+    from ..plotting import pyplot, save
+    fig, axes = pyplot().subplots(1, 2, figsize=(10, 4))
+    for name, vals in t2.items():
+        axes[0].semilogy(N_GRID, [_mean(v) for v in vals], marker="o", label=name)
+    axes[0].set(xlabel="n (d = 100)", ylabel="||w* - w||", title="Table 2: sigma = 0.5")
+    for name, vals in t3.items():
+        axes[1].loglog(SIGMA_GRID, [_mean(v) for v in vals], marker="o", label=name)
+    axes[1].set(xlabel="sigma", ylabel="||w* - w||", title="Table 3: n = 150")
+    axes[0].legend(fontsize=8)
+    return save(fig, os.path.join(out, "clustering_error_vs_n_sigma.png"))
 
 
 def _side_by_side(ours, paper, paper_grid, grid, label, scale):

@@ -23,7 +23,7 @@ import numpy as np
 
 from .._progress import log
 from ._report import best_of, header, load_average as _load, markdown_table, timed
-from ._runner import add_command, blas_limit, cache_dir, curve_figure, only_set, out_dir
+from ._runner import add_command, blas_limit, cache_dir, only_set, out_dir
 from ._runner import report_path, run_unit_groups, write_report
 
 PARTS = ("synthetic", "tasks", "emotions", "yeast")
@@ -263,20 +263,23 @@ def _findings_md(rows):
 # ------------------------------------------------------------------------------ reproduce
 def _plot(results, outdir):
     from ..plotting import pyplot, save
+    plt = pyplot()
     for name in (n for n in REAL if n in results):
         res = results[name]
-        curve_figure(os.path.join(outdir, f"completion_{name}.png"), [dict(
-            curves={m: ([100 * o for o in res], [_mean(res[o], m, measure) for o in res],
-                        [np.std([tr[m][measure] for tr in res[o]]) for o in res])
-                    for m, r in res[OMEGAS[0]][0].items()
-                    if not m.startswith("_") and r.get(measure) is not None},
-            plot="errorbar", style=dict(marker="o", capsize=3), xlabel="observed entries ω (%)",
-            title=f"{name}: {measure}", legend=dict(fontsize=8) if not i else None, ylabel=(
+        fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+        for ax, measure in zip(axes, MEASURES):
+            for m, r in res[OMEGAS[0]][0].items():
+                if not m.startswith("_") and r.get(measure) is not None:
+                    ax.errorbar([100 * o for o in res], [_mean(res[o], m, measure) for o in res],
+                                yerr=[np.std([tr[m][measure] for tr in res[o]]) for o in res],
+                                label=m, marker="o", capsize=3)
+            ax.set(xlabel="observed entries ω (%)", title=f"{name}: {measure}", ylabel=(
                 "label error" if measure == "label" else "relative imputation error"))
-            for i, measure in enumerate(MEASURES)], figsize=(10, 4))
+        axes[0].legend(fontsize=8)
+        save(fig, os.path.join(outdir, f"completion_{name}.png"))
     if "synthetic" in results:
         allt = [tr for s in results["synthetic"] for tr in s["trials"]]
-        fig, ax = pyplot().subplots(figsize=(6, 4))
+        fig, ax = plt.subplots(figsize=(6, 4))
         ax.bar(METHODS, [100 * _mean(allt, m, "label") for m in METHODS])
         ax.set(ylabel="meta-average label error (%)", title="synthetic grid")
         ax.tick_params(axis="x", rotation=30)

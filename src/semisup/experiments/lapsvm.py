@@ -32,8 +32,8 @@ from ..lapsvm import (LapRLS, LapSVM, dual_lapsvm, laplacian_operator, newton, p
                       rlsc_fit, svm_fit)
 from ..lapsvm.stopping import make_rule
 from ._report import header, markdown_table, paper_rows, timed
-from ._runner import (Part, Unit, add_command, cache_dir, only_set, out_dir, part_lines,
-                      report_path, run_command, run_units, unit_cache, write_report)
+from ._runner import (Unit, add_command, cache_dir, only_set, out_dir, report_path,
+                      run_command, run_units, unit_cache, write_report)
 
 
 # -- the paper's set-up and numbers ---------------------------------------------------------
@@ -691,24 +691,21 @@ def bench_scaling(args):
         del S, runs          # free K before the next n
 
 
-#: the benchmark's parts (``--only``), one table each
+#: the benchmark's parts: rows (a generator of ``args``), heading, lines under it, columns
 BENCH_PARTS = {
-    "mnist": Part("## MNIST3VS8: PCG with the stability check (target ≤ 11 s; paper 114 s; "
-                  "Table 7 test error 1.93 ± 0.2 %)",
-                  ("split", "K dtype", "n", "PCG iters", "LS pieces", "solver wall (s)",
-                   "solver CPU (s)", "setup K+L wall (s)", "test error (%)", "load avg"),
-                  bench_mnist),
-    "datasets": Part("## PCG (stability / validation / mixed) training time vs the paper's "
-                     "Table 3",
-                     ("data set", "n", "rule", "wall ours (s)", "CPU ours (s)",
-                      "time paper (s)", "iters", "T error ours", "T error paper", "load avg"),
-                     bench_datasets),
-    "scaling": Part("## Dual vs Newton vs PCG on MNIST3VS8 subsets (80 labelled, stability "
-                    "check)",
-                    ("n", "method", "wall (s)", "CPU (s)", "peak memory (MiB)", "iters",
-                     "T error (%)", "load avg"), bench_scaling,
-                    before=("Peak memory = peak of NumPy/SciPy allocations during the solve "
-                            "(tracemalloc), K and L excluded (precomputed).", "")),
+    "mnist": (bench_mnist, "MNIST3VS8: PCG with the stability check (target ≤ 11 s; paper "
+              "114 s; Table 7 test error 1.93 ± 0.2 %)", (),
+              ("split", "K dtype", "n", "PCG iters", "LS pieces", "solver wall (s)",
+               "solver CPU (s)", "setup K+L wall (s)", "test error (%)", "load avg")),
+    "datasets": (bench_datasets, "PCG (stability / validation / mixed) training time vs the "
+                 "paper's Table 3", (),
+                 ("data set", "n", "rule", "wall ours (s)", "CPU ours (s)", "time paper (s)",
+                  "iters", "T error ours", "T error paper", "load avg")),
+    "scaling": (bench_scaling, "Dual vs Newton vs PCG on MNIST3VS8 subsets (80 labelled, "
+                "stability check)", ("Peak memory = peak of NumPy/SciPy allocations during the "
+                                     "solve (tracemalloc), K and L excluded (precomputed).", ""),
+                ("n", "method", "wall (s)", "CPU (s)", "peak memory (MiB)", "iters",
+                 "T error (%)", "load avg")),
 }
 
 
@@ -720,7 +717,12 @@ def _bench(args) -> int:
              "machine and BLAS differ, so ratios matter more than seconds. CPU time counts all "
              "BLAS threads: on a shared machine it measures the work better than wall time.", ""]
     for part in (p for p in BENCH_PARTS if p in only_set(args, BENCH_PARTS)):
-        lines += part_lines(BENCH_PARTS[part], args, stream=True)
+        rows_of, title, notes, cols = BENCH_PARTS[part]
+        lines += [f"## {title}", "", *notes, markdown_table([], cols)]
+        for row in rows_of(args):
+            lines.append(markdown_table([row], cols).splitlines()[-1])
+            log(lines[-1], True)
+        lines.append("")
     out_dir(args)
     path = write_report(report_path(args), "\n".join(lines) + "\n")
     print("\n".join(lines))

@@ -33,9 +33,8 @@ from ..graph import cosine_threshold_graph, rbf_threshold_graph
 from ..linalg.svm_dual import sign_predictions
 from ..spore import SPORE, MultiGraphSPORE
 from ._report import header, load_average, markdown_table, mean_sd, timed
-from ._runner import (Unit, add_command, blas_limit, cache_dir, curve_figure, only_set,
-                      out_dir, refuse_empty_assembly, report_path, run_units, unit_cache,
-                      write_report)
+from ._runner import (Unit, add_command, blas_limit, cache_dir, only_set, out_dir,
+                      refuse_empty_assembly, report_path, run_units, unit_cache, write_report)
 
 # ---------------------------------------------------------------------------- the paper
 #: Tables 1 and 2 (Un-Lap, N-Lap, KS, SPORE), accuracy % on unlabelled nodes
@@ -374,12 +373,15 @@ def table4_md(recs, full):
 
 def plot_path(res, out):
     """SPORE's mean accuracy along the IIP path per Table 1 set (``--plot``)."""
-    P = {name: np.asarray([r["spore_path"] for r in recs]) for name, recs in res.items()}
-    curve_figure(os.path.join(out, "spore_path_table1.png"), [dict(
-        curves={name: (np.arange(p.shape[1]), p.mean(0)) for name, p in P.items()},
-        xlabel="IIP outer iteration t", ylabel="accuracy on unlabelled vertices (%)",
-        title="SPORE accuracy along the IIP path (K0 = I + A/|λmin(A)|)",
-        legend=dict(fontsize=7))])
+    from ..plotting import pyplot, save
+    fig, ax = pyplot().subplots(figsize=(7, 4.5))
+    for name, recs in res.items():
+        P = np.asarray([r["spore_path"] for r in recs])
+        ax.plot(np.arange(P.shape[1]), P.mean(0), marker="o", label=name)
+    ax.set(xlabel="IIP outer iteration t", ylabel="accuracy on unlabelled vertices (%)",
+           title="SPORE accuracy along the IIP path (K0 = I + A/|λmin(A)|)")
+    ax.legend(fontsize=7)
+    save(fig, os.path.join(out, "spore_path_table1.png"))
 
 
 def section(table, res, cfg, args):
