@@ -27,6 +27,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import sys
 from dataclasses import dataclass, field
@@ -38,7 +39,8 @@ from ._report import kept_section, timed, write_text
 
 __all__ = ["Unit", "add_common_options", "add_options", "out_dir", "cache_dir", "report_path",
            "is_full_run", "blas_limit", "run_command", "run_units", "run_unit_groups",
-           "write_report", "repo_docs", "only_set", "refuse_empty_assembly", "timing_summary"]
+           "write_report", "repo_docs", "only_set", "refuse_empty_assembly", "timing_summary",
+           "add_command"]
 
 
 # ----------------------------------------------------------------------------- options
@@ -171,6 +173,28 @@ def add_options(p, options: dict) -> None:
     each ``flag: keywords`` of ``options``."""
     for flag, kw in options.items():
         p.add_argument(flag, **kw)
+
+
+def add_command(subparsers, name, body, help, *, description=None, options=None,
+                kind="reproduce", defaults=None, **common):
+    """Add the command ``name`` (``semisup <kind> <name>``) running ``body(args)`` through
+    :func:`run_command`: its parser, the common options (``common``: the keywords of
+    :func:`add_common_options`), its own ``options`` (:func:`add_options`) and ``defaults``.
+    """
+    raw = description and "\n" in description     # a module docstring keeps its lines
+    p = subparsers.add_parser(name, help=help, description=description, formatter_class=(
+        argparse.RawDescriptionHelpFormatter if raw else argparse.HelpFormatter))
+    add_common_options(p, name, kind, **common)
+    add_options(p, options or {})
+    p.set_defaults(func=_command(body), **(defaults or {}))
+    return p
+
+
+@functools.lru_cache(maxsize=None)
+def _command(body):
+    """:func:`run_command` of ``body``, named as ``body`` (its module), one object per body
+    (two parsers built agree)."""
+    return functools.update_wrapper(functools.partial(run_command, body=body), body)
 
 
 def only_set(args, default):

@@ -34,8 +34,8 @@ from ..linalg.kmeans1d import kmeans1d
 from ._checkpoint import TrialCache, code_version
 from ._report import best_of, header, kept_section, markdown_table as _table, mean_sd
 from ._report import paper_rows, timed, write_text as _write
-from ._runner import Unit, add_common_options, cache_dir as _cache_dir, only_set, out_dir
-from ._runner import refuse_empty_assembly, report_path, run_command, run_units, unit_cache
+from ._runner import Unit, add_command, cache_dir as _cache_dir, only_set, out_dir
+from ._runner import refuse_empty_assembly, report_path, run_units, unit_cache
 
 # hand-written over the full protocol's tables; kept when the report is rewritten
 STATUS = "## Status and what we find"
@@ -543,29 +543,27 @@ def _bench(args) -> int:
 
 # ----------------------------------------------------------------------------- CLI, demo
 def add_reproduce_parser(subparsers):
-    p = subparsers.add_parser("clustering", help="Roulet et al. 2016: Tables 1-5")
-    add_common_options(
-        p, "clustering", only=TABLES, cache_sub="reps",
-        needs={"1": (), "2": (), "3": (), "4": ("pang_lee",)}, code=CODE,
-        n_jobs_help="repetitions run in parallel processes, one BLAS thread each",
+    add_command(
+        subparsers, "clustering", _reproduce, help="Roulet et al. 2016: Tables 1-5",
+        only=TABLES, cache_sub="reps", needs={"1": (), "2": (), "3": (), "4": ("pang_lee",)},
+        code=CODE, n_jobs_help="repetitions run in parallel processes, one BLAS thread each",
         only_help="tables to compute (default all; Table 5 comes with 4); the report shows "
                   "every table the cache holds",
         reps_help="repetitions per cell of Tables 1-3 and splits of Table 4 (default 50 and "
                   "20; --quick: 1 for Table 1, 2 for Tables 2-3, 1 split)",
-        quick_help="fewer repetitions, smaller grids (written under --out)")
-    p.set_defaults(func=functools.partial(run_command, body=_reproduce),
-                   cmd_name="reproduce clustering")
+        quick_help="fewer repetitions, smaller grids (written under --out)",
+        defaults=dict(cmd_name="reproduce clustering"))
 
 
 def add_bench_parser(subparsers):
-    p = subparsers.add_parser("clustering", help="exact projections and the movie-review fit")
-    add_common_options(p, "clustering", "bench",
-                       quick_help="the same runs, the record written under --out instead of "
-                                  "docs/benchmarks",
-                       unused=("--cache", "--reps", "--n-jobs", "--plot", "--resume",
-                               "--assemble-only", "--only"),
-                       needs=lambda args: {"projections": (), "movie-review fit": ("pang_lee",)})
-    p.set_defaults(func=functools.partial(run_command, body=_bench), cmd_name="bench clustering")
+    add_command(subparsers, "clustering", _bench, kind="bench",
+                help="exact projections and the movie-review fit",
+                quick_help="the same runs, the record written under --out instead of "
+                           "docs/benchmarks",
+                unused=("--cache", "--reps", "--n-jobs", "--plot", "--resume",
+                        "--assemble-only", "--only"),
+                needs=lambda args: {"projections": (), "movie-review fit": ("pang_lee",)},
+                defaults=dict(cmd_name="bench clustering"))
 
 
 def demo_rows(verbose=False) -> list[dict]:

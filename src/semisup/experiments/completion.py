@@ -23,8 +23,8 @@ import numpy as np
 
 from .._progress import log
 from ._report import best_of, header, load_average as _load, markdown_table, timed
-from ._runner import add_common_options, blas_limit, cache_dir, only_set, out_dir
-from ._runner import report_path, run_command, run_unit_groups, write_report
+from ._runner import add_command, blas_limit, cache_dir, only_set, out_dir
+from ._runner import report_path, run_unit_groups, write_report
 
 PARTS = ("synthetic", "tasks", "emotions", "yeast")
 #: what the cached trials' code version hashes (:func:`._checkpoint.code_version`); bump the
@@ -384,16 +384,15 @@ def _reproduce(args) -> int:
 
 
 def add_reproduce_parser(subparsers):
-    p = subparsers.add_parser(
-        "completion", help="Goldberg et al. 2010: MC-1/MC-b vs impute+SVM baselines")
-    add_common_options(
-        p, "completion", only=PARTS, only_help="experiments to run (default all)",
+    add_command(
+        subparsers, "completion", _reproduce,
+        help="Goldberg et al. 2010: MC-1/MC-b vs impute+SVM baselines",
+        only=PARTS, only_help="experiments to run (default all)",
         needs={"synthetic": (), "tasks": (), "emotions": ("emotions",), "yeast": ("yeast",)},
         code=CODE, cache_sub="trials", n_jobs_help="trials run in parallel processes",
         reps_help="trials per synthetic setting, number of tasks and real-data omega "
                   "(default 10; --quick: 1, 3 and 2)",
         quick_help="fewer trials (see --reps) and lam = 1 on the synthetic grid")
-    p.set_defaults(func=lambda args: run_command(args, _reproduce))
 
 
 # ------------------------------------------------------------------------------ demo
@@ -588,17 +587,17 @@ def _bench(args) -> int:
 
 
 def add_bench_parser(subparsers):
-    p = subparsers.add_parser("completion", help="FPC speed: yeast CV grid, SoftImpute, SVD")
-    add_common_options(p, "completion", "bench", only=tuple(BENCH),
-                       n_jobs_help="parallel CV runs of the yeast part",
-                       needs={"yeast": ("yeast",), "impute": (), "shrink": (), "path": ()},
-                       quick_help="the same runs, the record written under --out",
-                       unused=("--cache", "--reps", "--plot", "--resume", "--assemble-only"),
-                       only_help="parts to run (default all; the others are kept)")
-    p.add_argument("--variants", type=lambda s: s.split(","), default=["mc1", "mcb"])
-    p.add_argument("--with-cv", action="store_true",
-                   help="(b): also time FPC with 5-fold CV of mu")
-    p.add_argument("--fancyimpute-python", default=os.environ.get(
-        "SEMISUP_FANCYIMPUTE_PYTHON", "/work/venvs/completion/bin/python"),
-        help="Python with fancyimpute, used when it is not importable here")
-    p.set_defaults(func=lambda args: run_command(args, _bench))
+    add_command(
+        subparsers, "completion", _bench, kind="bench",
+        help="FPC speed: yeast CV grid, SoftImpute, SVD", only=tuple(BENCH),
+        n_jobs_help="parallel CV runs of the yeast part",
+        needs={"yeast": ("yeast",), "impute": (), "shrink": (), "path": ()},
+        quick_help="the same runs, the record written under --out",
+        unused=("--cache", "--reps", "--plot", "--resume", "--assemble-only"),
+        only_help="parts to run (default all; the others are kept)",
+        options={"--variants": dict(type=lambda s: s.split(","), default=["mc1", "mcb"]),
+                 "--with-cv": dict(action="store_true",
+                                   help="(b): also time FPC with 5-fold CV of mu"),
+                 "--fancyimpute-python": dict(default=os.environ.get(
+                     "SEMISUP_FANCYIMPUTE_PYTHON", "/work/venvs/completion/bin/python"),
+                     help="Python with fancyimpute, used when it is not importable here")})

@@ -30,10 +30,9 @@ from .._progress import log
 from .._registry import REGISTRY, by_name
 from ..datasets.splits import labeled_per_class
 from ._report import header, markdown_table, timed
-from ._runner import (add_common_options, blas_limit, is_full_run, only_set, report_path,
-                      run_command, write_report)
+from ._runner import add_command, blas_limit, is_full_run, only_set, report_path, write_report
 
-__all__ = ["add_bench_parser", "run_bench"]
+__all__ = ["add_bench_parser"]
 
 PROBLEMS = ("breast_cancer", "digits", "multilabel")
 #: the parts ``--only`` selects: the problems above and the comparison with the baselines
@@ -245,10 +244,6 @@ def _baseline_report(args):
             *([f"- {t}" for t in lost] or ["- none"])]
 
 
-def run_bench(args):
-    return run_command(args, _run)
-
-
 def _run(args):
     parts = only_set(args, PARTS)
     rows = []
@@ -290,12 +285,10 @@ def _row(r):
 
 def add_bench_parser(subparsers) -> None:
     """Add ``semisup bench defaults``."""
-    p = subparsers.add_parser(
-        "defaults", help="every estimator at its defaults: time and accuracy",
-        description=__doc__.split("\n\n")[1])
-    add_common_options(p, "defaults", "bench", only=PARTS,
-                       only_help="which problems, and 'baselines' for the comparison with "
-                                 "LogisticRegression and LabelSpreading (default all)",
-                       quick_help="smaller digits and multi-label problems, two label "
-                                  "draws (under --out)")
-    p.set_defaults(func=run_bench)
+    add_command(subparsers, "defaults", _run, kind="bench", only=PARTS,
+                help="every estimator at its defaults: time and accuracy",
+                description=__doc__.split("\n\n")[1],
+                only_help="which problems, and 'baselines' for the comparison with "
+                          "LogisticRegression and LabelSpreading (default all)",
+                quick_help="smaller digits and multi-label problems, two label draws (under "
+                           "--out)")

@@ -21,7 +21,7 @@ import numpy as np
 from .._progress import log
 from ..datasets.splits import labeled_per_class
 from ._report import header, load_average as _load, timed, write_text
-from ._runner import add_common_options, add_options, only_set, report_path, run_command
+from ._runner import add_command, only_set, report_path
 
 PARTS = ("knn", "ssl")
 QUICK_SAMPLES = 5000
@@ -198,11 +198,6 @@ def _bench_ssl(X, y, args, found):
     return lines
 
 
-def run_bench(args) -> int:
-    """``semisup bench foundation`` (under the ``--blas-threads`` limit)."""
-    return run_command(args, _bench)
-
-
 def _bench(args) -> int:
     from ..datasets import load_dataset
 
@@ -233,19 +228,17 @@ def _bench(args) -> int:
 
 def add_bench_parser(subparsers) -> None:
     """Add ``semisup bench foundation``."""
-    p = subparsers.add_parser(
-        "foundation", help="kNN graph and harmonic-function benchmarks on MNIST",
+    add_command(
+        subparsers, "foundation", _bench, kind="bench", options=OPTIONS,
+        help="kNN graph and harmonic-function benchmarks on MNIST",
         description="Benchmarks of the foundation: (a) exact vs approximate kNN graph of MNIST, "
                     "(b) HarmonicFunction vs scikit-learn LabelPropagation/LabelSpreading and "
                     "GraphLearning's Laplace learning on the same graph (--only knn,ssl; "
-                    "default both).")
-    add_common_options(
-        p, "foundation", "bench", only=PARTS, needs={"knn": ("mnist",), "ssl": ("mnist",)},
+                    "default both).",
+        only=PARTS, needs={"knn": ("mnist",), "ssl": ("mnist",)},
         only_help="knn = (a) exact vs approximate graph, ssl = (b) label propagation "
                   "methods (default both)",
         reps_help="random label draws for (b) (default 1)",
         quick_help=f"a random subset of {QUICK_SAMPLES} MNIST images (written under --out)",
         n_jobs_default=-1, n_jobs_help="threads of the neighbour searches",
         unused=("--plot", "--resume", "--assemble-only"))
-    add_options(p, OPTIONS)
-    p.set_defaults(func=run_bench)

@@ -15,7 +15,6 @@ on L ∪ U; V serves model selection and the validation/mixed rules, T is the te
 
 from __future__ import annotations
 
-import argparse
 import functools
 import os
 import tracemalloc
@@ -33,8 +32,8 @@ from ..lapsvm import (LapRLS, LapSVM, dual_lapsvm, laplacian_operator, newton, p
                       rlsc_fit, svm_fit)
 from ..lapsvm.stopping import make_rule
 from ._report import header, markdown_table, paper_rows, timed
-from ._runner import (Unit, add_common_options, add_options, cache_dir, only_set, out_dir,
-                      report_path, run_command, run_units, unit_cache, write_report)
+from ._runner import (Unit, add_command, cache_dir, only_set, out_dir, report_path,
+                      run_command, run_units, unit_cache, write_report)
 
 
 # -- the paper's set-up and numbers ---------------------------------------------------------
@@ -506,7 +505,7 @@ def _reproduce(args) -> int:
     return 0
 
 
-cmd_reproduce = functools.partial(run_command, body=_reproduce)
+cmd_reproduce = functools.partial(run_command, body=_reproduce)   # tests call it
 
 
 # -- figures ---------------------------------------------------------------------------------
@@ -740,28 +739,26 @@ COIL_OPTION = {"--coil-scaling": dict(
 
 def add_reproduce_parser(subparsers) -> None:
     """Add ``semisup reproduce lapsvm``."""
-    p = subparsers.add_parser(
-        "lapsvm", help="Melacci & Belkin 2011: LapSVM in the primal, Tables 3-7, Figs 3-7",
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_common_options(
-        p, "lapsvm", only=list(CONFIGS), only_help="data sets (default all eight)",
+    add_command(
+        subparsers, "lapsvm", _reproduce, description=__doc__,
+        help="Melacci & Belkin 2011: LapSVM in the primal, Tables 3-7, Figs 3-7",
+        only=list(CONFIGS), only_help="data sets (default all eight)",
         needs={name: (name,) for name in CONFIGS}, cache_sub="splits",
         code=(("semisup.lapsvm", "semisup.kernels", "semisup.datasets"), "v1"),
         n_jobs_help="splits run in parallel processes, one BLAS thread each",
         reps_help="splits per data set (default the paper's 12; --quick: 2)",
         quick_help="2 splits per data set, direct solvers on none above --max-direct-n "
-                   "(written under --out)")
-    add_options(p, {
-        "--tune": dict(action="store_true",
-                       help="re-run the (gamma_A, gamma_I) validation grid for each PCG rule"),
-        "--max-direct-n": dict(type=int, default=5000,
-                               help="above this n, dual/Newton/LapRLS run on the first split "
-                                    "only (skipped with --quick)"),
-        "--figures-only": dict(action="store_true",
-                               help="draw Figures 3-4 (two moons) and 5-7 (USPST, MNIST3VS8, "
-                                    "COIL20 among --only; first split) under --out, without "
-                                    "the tables"), **COIL_OPTION})
-    p.set_defaults(func=cmd_reproduce)
+                   "(written under --out)",
+        options={
+            "--tune": dict(action="store_true", help="re-run the (gamma_A, gamma_I) "
+                                                     "validation grid for each PCG rule"),
+            "--max-direct-n": dict(type=int, default=5000,
+                                   help="above this n, dual/Newton/LapRLS run on the first "
+                                        "split only (skipped with --quick)"),
+            "--figures-only": dict(action="store_true",
+                                   help="draw Figures 3-4 (two moons) and 5-7 (USPST, "
+                                        "MNIST3VS8, COIL20 among --only; first split) under "
+                                        "--out, without the tables"), **COIL_OPTION})
 
 
 def _bench_needs(args):
@@ -771,22 +768,21 @@ def _bench_needs(args):
 
 def add_bench_parser(subparsers) -> None:
     """Add ``semisup bench lapsvm``."""
-    p = subparsers.add_parser(
-        "lapsvm", help="LapSVM PCG timings (MNIST3VS8 target <= 11 s), dual/Newton/PCG scaling",
+    add_command(
+        subparsers, "lapsvm", _bench, kind="bench",
+        help="LapSVM PCG timings (MNIST3VS8 target <= 11 s), dual/Newton/PCG scaling",
         description="(mnist) PCG + stability check on MNIST3VS8, float32 and float64 K; "
                     "(datasets) PCG time per stopping rule vs Table 3; (scaling) dual vs "
-                    "Newton vs PCG at n = 1k..8k.")
-    add_common_options(p, "lapsvm", "bench", only=BENCH_PARTS, needs=_bench_needs,
-                       reps_help="splits per data set (default 2)",
-                       unused=("--cache", "--n-jobs", "--plot", "--resume", "--assemble-only"))
-    add_options(p, {
-        "--datasets": dict(nargs="+", default=None, help="data sets of the 'datasets' part",
-                           choices=[k for k in CONFIGS if k not in ("mnist3vs8", "facemit")]),
-        "--sizes": dict(type=int, nargs="+", default=[1000, 2000, 4000, 8000]),
-        "--max-direct-n": dict(type=int, default=8000,
-                               help="largest n for the O(n^3) dual and Newton solvers"),
-        **COIL_OPTION})
-    p.set_defaults(func=functools.partial(run_command, body=_bench))
+                    "Newton vs PCG at n = 1k..8k.",
+        only=BENCH_PARTS, needs=_bench_needs, reps_help="splits per data set (default 2)",
+        unused=("--cache", "--n-jobs", "--plot", "--resume", "--assemble-only"),
+        options={"--datasets": dict(nargs="+", default=None,
+                                    help="data sets of the 'datasets' part",
+                                    choices=[k for k in CONFIGS
+                                             if k not in ("mnist3vs8", "facemit")]),
+                 "--sizes": dict(type=int, nargs="+", default=[1000, 2000, 4000, 8000]),
+                 "--max-direct-n": dict(type=int, default=8000, help="largest n for the "
+                                        "O(n^3) dual and Newton solvers"), **COIL_OPTION})
 
 
 def demo_rows(verbose: bool = False) -> list[dict]:

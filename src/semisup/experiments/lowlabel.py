@@ -32,8 +32,7 @@ import numpy as np
 from .._progress import log
 from ._bench import bench_header, load_mnist
 from ._report import markdown_table, timed
-from ._runner import (add_common_options, add_options, blas_limit, repo_docs, run_command,
-                      say_written, write_report)
+from ._runner import (add_command, blas_limit, repo_docs, say_written, write_report)
 
 QUICK_SAMPLES = 5000
 RATES = (1, 3, 5)
@@ -316,19 +315,16 @@ OPTIONS = {
 
 def add_bench_parser(subparsers) -> None:
     """Add ``semisup bench lowlabel``."""
-    p = subparsers.add_parser(
-        "lowlabel", help="Poisson learning / Poisson-MBO vs Laplace at 1-5 labels per class "
+    add_command(
+        subparsers, "lowlabel", _bench, kind="bench", options=OPTIONS,
+        help="Poisson learning / Poisson-MBO vs Laplace at 1-5 labels per class "
                          "on MNIST, with GraphLearning",
         description="MNIST 70 000, 1/3/5 labels per class: PoissonLearning, PoissonMBO, "
                     "HarmonicFunction and LaplacianAssignment at their defaults on the "
                     "library's graph and GraphLearning's, GraphLearning's laplace / poisson "
                     "/ poisson_mbo as the peer; accuracy mean ± sd over draws, graph and "
-                    "solve seconds at 1 and 2 BLAS threads.")
-    add_common_options(
-        p, "lowlabel", "bench",
+                    "solve seconds at 1 and 2 BLAS threads.",
         reps_help="label draws per rate (default 10; --quick: 2)",
         quick_help=f"a random subset of {QUICK_SAMPLES} MNIST images, 2 draws (written "
                    "under --out)",
         unused=("--cache", "--n-jobs", "--plot", "--resume", "--assemble-only", "--only"))
-    add_options(p, OPTIONS)
-    p.set_defaults(func=lambda args: run_command(args, _bench))

@@ -30,8 +30,7 @@ import numpy as np
 from .._progress import log
 from ._bench import growth_exponent, in_child, load_mnist, measured, write_parts
 from ._report import markdown_table
-from ._runner import add_common_options, add_options, only_set, repo_docs, run_command
-from ._runner import unit_cache
+from ._runner import add_command, only_set, repo_docs, unit_cache
 
 PARTS = ("16k", "mnist", "million", "growth")
 #: sizes of a full run and of ``--quick`` (a few minutes on two cores)
@@ -339,20 +338,17 @@ def _run(args) -> int:
 
 def add_bench_parser(subparsers) -> None:
     """Add ``semisup bench reduced``."""
-    p = subparsers.add_parser(
-        "reduced", help="LapRLS/LapSVM reduced expansion: error vs m, MNIST, 10^6 points",
+    add_command(
+        subparsers, "reduced", _run, kind="bench", options=OPTIONS, only=PARTS, code=CODE,
+        help="LapRLS/LapSVM reduced expansion: error vs m, MNIST, 10^6 points",
         description="The reduced expansion of LapRLS / LapSVM (issue #31): 16k (error and "
                     "time against m at n = 16 000, the full model beside), mnist (all 70 000, "
                     "10 and 100 labels per class, HarmonicFunction beside), million (10^6 "
                     "deformed MNIST points, approximate graph), growth (time and memory "
-                    "against n at fixed m). Each fit in a fresh subprocess.")
-    add_options(p, OPTIONS)
-    add_common_options(p, "reduced", "bench", only=PARTS, code=CODE,
-                       needs=lambda a: {p: ("mnist",) * (a.source == "mnist")
-                                        for p in only_set(a, PARTS)},
-                       only_help="which parts (default all)",
-                       quick_help="small sizes (n = 2000 / 5000 / 20 000, growth to 20 000), "
-                                  "written under --out",
-                       reps_help="16k: basis draws per uniform m (default 2)",
-                       unused=("--n-jobs", "--plot", "--assemble-only"))
-    p.set_defaults(func=lambda args: run_command(args, _run))
+                    "against n at fixed m). Each fit in a fresh subprocess.",
+        needs=lambda a: {p: ("mnist",) * (a.source == "mnist") for p in only_set(a, PARTS)},
+        only_help="which parts (default all)",
+        quick_help="small sizes (n = 2000 / 5000 / 20 000, growth to 20 000), written under "
+                   "--out",
+        reps_help="16k: basis draws per uniform m (default 2)",
+        unused=("--n-jobs", "--plot", "--assemble-only"))

@@ -25,7 +25,7 @@ from .._progress import log
 from ..datasets.splits import labeled_per_class
 from ._bench import growth_exponent, in_child, load_mnist, measured, write_parts
 from ._report import markdown_table, timed
-from ._runner import add_common_options, add_options, only_set, report_path, run_command
+from ._runner import add_command, only_set, report_path
 
 
 # ------------------------------------------------------------------------------------------
@@ -326,18 +326,15 @@ def _run_bench(args) -> int:
 
 def add_bench_parser(subparsers) -> None:
     """Add ``semisup bench scaling``."""
-    p = subparsers.add_parser(
-        "scaling", help="time and memory against n; exact kNN of MNIST vs scikit-learn",
+    add_command(
+        subparsers, "scaling", _run_bench, kind="bench", options=OPTIONS, only=tuple(PARTS),
+        help="time and memory against n; exact kNN of MNIST vs scikit-learn",
         description="Scaling benchmarks: knn_mnist (exact kNN graph of MNIST against "
                     "scikit-learn), growth (every estimator at growing n: time, peak "
                     "memory, growth exponent; the default), cluster (LapRLS/LapSVM on a "
-                    "LocalCluster whose workers hold less than the kernel).")
-    add_options(p, OPTIONS)
-    add_common_options(p, "scaling", "bench", only=tuple(PARTS),
-                       needs=lambda a: {p: ("mnist",) * (p == "knn_mnist") for p in _parts(a)},
-                       only_help="which parts (default growth)",
-                       quick_help="smaller sizes (MNIST 10 000 points, n up to 16 000 / "
-                                  "4 000, cluster n 4 000), written under --out",
-                       unused=("--cache", "--reps", "--n-jobs", "--resume",
-                               "--assemble-only"))
-    p.set_defaults(func=lambda args: run_command(args, _run_bench))
+                    "LocalCluster whose workers hold less than the kernel).",
+        needs=lambda a: {p: ("mnist",) * (p == "knn_mnist") for p in _parts(a)},
+        only_help="which parts (default growth)",
+        quick_help="smaller sizes (MNIST 10 000 points, n up to 16 000 / 4 000, cluster n "
+                   "4 000), written under --out",
+        unused=("--cache", "--reps", "--n-jobs", "--resume", "--assemble-only"))

@@ -33,9 +33,8 @@ from ..graph import cosine_threshold_graph, rbf_threshold_graph
 from ..linalg.svm_dual import sign_predictions
 from ..spore import SPORE, MultiGraphSPORE
 from ._report import header, load_average, markdown_table, mean_sd, timed
-from ._runner import (Unit, add_common_options, blas_limit, cache_dir, only_set, out_dir,
-                      refuse_empty_assembly, report_path, run_command, run_units, unit_cache,
-                      write_report)
+from ._runner import (Unit, add_command, blas_limit, cache_dir, only_set, out_dir,
+                      refuse_empty_assembly, report_path, run_units, unit_cache, write_report)
 
 # ---------------------------------------------------------------------------- the paper
 #: Tables 1 and 2 (Un-Lap, N-Lap, KS, SPORE), accuracy % on unlabelled nodes
@@ -468,23 +467,23 @@ def _needs(args):
 
 
 def add_reproduce_parser(subparsers):
-    p = subparsers.add_parser("spore", help="SPORE (NIPS 2015): Tables 1, 2, 4 and the "
-                              "accuracy-vs-iterations / K0 study")
-    add_common_options(
-        p, "spore", only=TABLES, cache_sub="draws", unused=("--n-jobs",), needs=_needs,
+    add_command(
+        subparsers, "spore", _reproduce, help="SPORE (NIPS 2015): Tables 1, 2, 4 and the "
+        "accuracy-vs-iterations / K0 study", only=TABLES, cache_sub="draws",
+        unused=("--n-jobs",), needs=_needs,
         code=(("semisup.spore", "semisup.baselines", "semisup.datasets"), PROTOCOL),
         only_help="tables to run (default all; path = long IIP runs, accuracy vs t for both K0)",
         reps_help="draws (labelled sets) per data set in every selected table (default: 5 for "
                   "Table 1, 1 for Table 2, 10 for Table 4, 3 for path; --quick: 2, 1, 3, 1)",
         quick_help="2 draws, fixed (C, beta), Table 2 on 1000 nodes, pair 1v2 only, Table 4 "
-                   "with 3 draws (written under --out)")
-    p.add_argument("--datasets", help="restrict Tables 1 and 2 to these (comma list, e.g. "
-                   "heart,sonar,mnist-1v2)")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--mnist-similarity", type=float, help="cosine-similarity threshold of the "
-                   "MNIST graphs (default 0.6: 'cosine distance ... threshold with 0.4' read as "
-                   "distance < 0.4); other values are cached as mnist-3v8+sim0.4")
-    p.set_defaults(func=partial(run_command, body=_reproduce))
+                   "with 3 draws (written under --out)",
+        options={"--datasets": dict(help="restrict Tables 1 and 2 to these (comma list, e.g. "
+                                         "heart,sonar,mnist-1v2)"),
+                 "--seed": dict(type=int, default=0),
+                 "--mnist-similarity": dict(type=float, help="cosine-similarity threshold of "
+                                            "the MNIST graphs (default 0.6: 'cosine distance "
+                                            "... threshold with 0.4' read as distance < 0.4); "
+                                            "other values are cached as mnist-3v8+sim0.4")})
 
 
 # ---------------------------------------------------------------------------- benchmark
@@ -617,23 +616,24 @@ def _bench(args) -> int:
 
 
 def add_bench_parser(subparsers):
-    p = subparsers.add_parser("spore", help="SPORE: Table 2 timing per digit pair; IIP vs "
-                              "cvxpy/SCS at n = 100, 200, 300")
-    p.add_argument("--pairs", default="1v2", help="digit pairs for the 2000-node run, e.g. "
-                   "1v2,3v8,5v6,1v7,4v9 ('' to skip)")
-    p.add_argument("--n", type=int, default=2000, help="vertices of the MNIST pair graph")
-    p.add_argument("--dtype", choices=("float32", "float64"), default="float32",
-                   help="precision of the n x n iterates (Table 2: float32)")
-    p.add_argument("--sizes", default="100,200,300", help="SDP comparison sizes ('' to skip)")
-    p.add_argument("--max-T", type=int, default=1600, help="largest T of IIP on the labelled "
-                   "block in the SDP race")
-    p.add_argument("--max-T-full", type=int, default=400, help="largest T of IIP on the whole "
-                   "graph in the SDP race (0: skip)")
-    add_common_options(p, "spore", "bench", unused=(
-        "--cache", "--reps", "--n-jobs", "--plot", "--resume", "--assemble-only", "--only"),
+    add_command(
+        subparsers, "spore", _bench, kind="bench",
+        help="SPORE: Table 2 timing per digit pair; IIP vs cvxpy/SCS at n = 100, 200, 300",
+        unused=("--cache", "--reps", "--n-jobs", "--plot", "--resume", "--assemble-only",
+                "--only"),
         needs=lambda args: {**({"pairs": ("mnist",)} if args.pairs else {}),
-                            **({"sizes": ()} if args.sizes else {})})
-    p.set_defaults(func=partial(run_command, body=_bench))
+                            **({"sizes": ()} if args.sizes else {})},
+        options={"--pairs": dict(default="1v2", help="digit pairs for the 2000-node run, e.g. "
+                                 "1v2,3v8,5v6,1v7,4v9 ('' to skip)"),
+                 "--n": dict(type=int, default=2000, help="vertices of the MNIST pair graph"),
+                 "--dtype": dict(choices=("float32", "float64"), default="float32",
+                                 help="precision of the n x n iterates (Table 2: float32)"),
+                 "--sizes": dict(default="100,200,300",
+                                 help="SDP comparison sizes ('' to skip)"),
+                 "--max-T": dict(type=int, default=1600, help="largest T of IIP on the "
+                                 "labelled block in the SDP race"),
+                 "--max-T-full": dict(type=int, default=400, help="largest T of IIP on the "
+                                      "whole graph in the SDP race (0: skip)")})
 
 
 # ---------------------------------------------------------------------------- demo
