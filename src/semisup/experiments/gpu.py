@@ -10,7 +10,8 @@ there), LapRLS with the full float32 RBF kernel on all points (one-vs-rest), and
 ``LapRLS(kernel_dtype="float32")`` on the device arrays (graph, kernel and PCG in fit). Every stage
 runs in its own ``try``: one failure does not lose the others. The record goes to
 ``OUT/gpu.md`` and ``OUT/gpu.json`` (``--out``, default ``$OUT`` or the working directory);
-its last column holds this project's CPU figures from ``docs/benchmarks`` (not measured).
+its last column holds this project's CPU figures for MNIST from ``docs/benchmarks`` (not
+measured by the run).
 
 ``--engine numpy --n 3000`` runs the same code paths on the CPU (a check of the script, not
 a benchmark). ``semisup bench gpu`` is the same, writing under its ``--out``.
@@ -43,14 +44,17 @@ STAGES = ("transfer", "knn_graph", "harmonic", "poisson", "harmonic_fit", "poiss
 #: the same computations on this project's CPU machine (2 cores), from docs/benchmarks
 #: (not measured by this script); "-" where no figure is recorded yet
 CPU_FIGURES = {
-    "knn_graph": "15.7 s (exact 10-NN of MNIST 70 000, docs/benchmarks/foundation.md)",
-    "harmonic": "6.1-7.1 s wall, tol=1e-8, 126 CG iterations (foundation.md)",
-    "poisson": "-",
-    "harmonic_fit": "graph + solve: about 22 s (foundation.md: 15.7 + 6.1-7.1)",
-    "poisson_fit": "-",
-    "laprls": "- (LapRLS stops at 16 000 points in memory on this machine, issue #32)",
-    "laprls_fit": "- (the full kernel of 70 000 points does not fit in 24 GiB; the reduced "
-                  "expansion: 37.6-40.4 s, docs/benchmarks/lapsvm.md)",
+    "knn_graph": "15.7 s (the library's exact search, scaling.md)",
+    "harmonic": "2.24 s, 139 iterations (this script, --engine numpy; gpu.md)",
+    "poisson": "0.87 s, 50 iterations (--engine numpy; gpu.md)",
+    "harmonic_fit": "24.1 s, approximate graph (--engine numpy; gpu.md)",
+    "poisson_fit": "4.80 s, approximate graph (--engine numpy; gpu.md)",
+    "reduced_fit": "22.4 s (--engine numpy; gpu.md)",
+    "laprls": "- (the 70 000-point kernel does not fit in 24 GiB)",
+    "laprls_fit": "- (the kernel does not fit in 24 GiB)",
+    "laprls_fit64": "- (the kernel does not fit in 24 GiB)",
+    "lapsvm_fit": "- (the kernel does not fit in 24 GiB)",
+    "lass_fit": "7.37 s, approximate graph (--engine numpy; gpu.md)",
 }
 #: the estimators' fit stages: (estimator, parameters; the others at their defaults)
 FITS = {"harmonic_fit": ("HarmonicFunction", dict(tol=1e-8)),
