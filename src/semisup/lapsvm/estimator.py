@@ -593,7 +593,12 @@ random_state :
         PCG: recompute ``K alpha`` and ``K d`` every this many iterations (2 extra products).
     kernel_dtype : {"float64", "float32"}, default="float64"
         float32 halves the memory of ``K`` (or of the reduced features) and the time of
-        its products (PCG); direct solvers compute in float64 anyway.
+        its products (PCG); direct solvers compute in float64 anyway. With the full kernel
+        and PCG at a small ``gamma_A`` the products' float32 rounding, amplified by about
+        ``1 / gamma_A``, can keep the iterate moving so that the stability stop never
+        holds (all of MNIST on a GPU at the default ``gamma_A``: 1000 iterations and 0.84
+        accuracy in float32, a stop at 396 iterations and 0.91 in float64,
+        ``docs/benchmarks/gpu.md``).
     warm_start : bool, default=False
         Start from the previous solution when refitting the same points and classes
         (e.g. along a ``gamma_A, gamma_I`` grid).
