@@ -388,7 +388,7 @@ def _admm(L, G, lam, rho, Y, U, *, tol, max_iter, solver, stopping, check_every,
 
     Array-module code: the iterates stay in ``G``'s module (numpy, or CuPy on a device).
     On a device (``device``) the Z-updates are block CG (``solver`` "auto" or "cg"; a sparse
-    factorisation is host-only) and the stopping test reads two scalars per check."""
+    factorisation is host-only) and the stopping test reads a few scalars per check."""
     xp, _ = array_modules(G)
     N, K = G.shape
     rho_c = rho[:, None]
