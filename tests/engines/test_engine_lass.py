@@ -13,6 +13,16 @@ each fit stops at a certified gap ``F - F* <= tol |F|``, so the objectives agree
 ``2 tol |F|`` and, at ``tol=1e-10``, the assignments to 1e-6 (LASS is not strongly convex:
 ``Z`` is pinned down less tightly than ``F``; observed 6e-14 on two moons). Labels are
 identical in every case.
+
+ADMM (``solver="cg"``, or ``"auto"`` with a numeric ``rho``) runs on the device with
+block-CG Z-updates. With ``solver="cg"`` both paths run the same loop on the same ``A``
+(built on the host and moved), so through the double the fits are identical (same
+iterations, same CG iterations, assignments equal). ``solver="auto"`` with a numeric rho
+factors ``A`` on the host (below ``DENSE_MAX_N`` items) and takes CG on the device: two
+different inexact runs that both pass the ADMM test and the KKT check, so objectives agree
+to 1e-10 relative, KKT residuals are below 1e-8 and labels are identical; the assignments
+agree to 1e-7 where the minimiser is unique (two moons, observed 1.3e-10 at ``tol=1e-10``)
+but not in general (blobs: one component has a flat direction of optimal points, 4e-4 apart).
 """
 
 from __future__ import annotations
@@ -26,6 +36,8 @@ from semisup.graph import graph_from_neighbors, knn_search, laplacian
 from semisup.lass import apg as apg_module
 from semisup.lass import solve
 from semisup.lass.apg import lanczos_max
+from semisup.lass.kkt import kkt_residual
+from semisup.linalg import spd as spd_module
 
 from test_engine_estimators import (DeviceArray, DeviceCSR, _blobs, _moons,  # noqa: F401
                                      dev, device_engine)
@@ -199,23 +211,23 @@ def test_lass_keep_path_staged_and_warm_lam_path_on_the_engine():
         assert abs(est.n_iter_ - ref.n_iter_) <= 1
 
 
-def test_lass_device_path_refuses_admm_by_name():
+def test_lass_device_path_refuses_direct_admm_by_name():
+    """Only a sparse Cholesky (``solver="direct"``) is host-only; CG and a numeric rho run."""
     X, y, y_train = _moons(80)
-    for solver in ("direct", "cg"):
-        with pytest.raises(ValueError, match=rf"solver='{solver}' \(ADMM\) is not available "
-                                             "on the fakedevice engine"):
-            LaplacianAssignment(solver=solver).fit(dev(X), y_train)
-    with pytest.raises(ValueError, match="a numeric rho with solver='auto' selects ADMM"):
-        LaplacianAssignment(rho=1.0).fit(dev(X), y_train)
+    with pytest.raises(ValueError, match=r"solver='direct' \(ADMM with a sparse Cholesky "
+                                         r"factor\) is not available on the fakedevice engine"):
+        LaplacianAssignment(solver="direct").fit(dev(X), y_train)
+    for params in (dict(solver="cg"), dict(rho=1.0), dict(solver="cg", rho=1.0)):
+        assert LaplacianAssignment(**params).fit(dev(X), y_train).solver_ == "cg"
     # rho is unused by APG: solver='apg' with a numeric rho runs
     est = LaplacianAssignment(rho=1.0, solver="apg").fit(dev(X), y_train)
     assert est.solver_ == "apg"
     # the solver function itself
     L = laplacian(graph_from_neighbors(*knn_search(X, 6)))
     G = np.eye(2)[np.maximum(y_train, 0)] * (y_train >= 0)[:, None]
-    with pytest.raises(ValueError, match="solver='cg' \\(ADMM\\) is not available for arrays "
-                                         "on a device"):
-        solve(L, G, 1.0, solver="cg", backend="xp")
+    with pytest.raises(ValueError, match="solver='direct' \\(ADMM with a sparse Cholesky "
+                                         "factor\\) is not available for arrays on a device"):
+        solve(L, G, 1.0, solver="direct", backend="xp")
     with pytest.raises(ValueError, match="backend must be"):
         solve(L, G, 1.0, backend="gpu")
     est = LaplacianAssignment().fit(dev(X), y_train)
@@ -233,3 +245,150 @@ def test_lass_solve_xp_backend_equals_numpy_backend():
     np.testing.assert_allclose(b.Z, a.Z, atol=1e-10)
     np.testing.assert_allclose(b.Xi, a.Xi, atol=1e-8)
     assert b.converged and abs(a.n_iter - b.n_iter) <= 1
+
+
+# ----------------------------------------------------------------------------- ADMM (CG)
+
+def _same_admm_fit(est, ref):
+    """The device fit of ``solver="cg"`` against the host's: the same loop on the same A."""
+    assert est._graph_state[0] == "fakedevice" and est.solver_ == ref.solver_ == "cg"
+    assert est.converged_ and ref.converged_
+    np.testing.assert_array_equal(est.assignments_, ref.assignments_)
+    np.testing.assert_array_equal(est.transduction_, ref.transduction_)
+    assert est.n_iter_ == ref.n_iter_
+    for key in ("change", "primal", "objective"):
+        np.testing.assert_array_equal(est.history_[key], ref.history_[key])
+    np.testing.assert_array_equal(est.multipliers_[1], ref.multipliers_[1])
+    np.testing.assert_array_equal(est.state_[1], ref.state_[1])
+    np.testing.assert_array_equal(est.rho_, ref.rho_)
+
+
+@pytest.mark.parametrize("data", [_moons, _blobs])
+@pytest.mark.parametrize("rho", ["auto", 0.5])
+def test_lass_admm_cg_on_the_engine_equals_cpu(data, rho):
+    X, y, y_train = data()
+    Xq = X[::7] + 0.05
+    ref, est = _fit_both(X, y_train, lam=1.0, rho=rho, solver="cg", n_neighbors=8,
+                         knn_method="exact", tol=1e-8, max_iter=20000)
+    _same_admm_fit(est, ref)
+    assert est.objective_ == ref.objective_
+    # the independent check: the device fit satisfies the KKT conditions to ADMM's KKT_FACTOR
+    L = laplacian(ref.affinity_matrix_)
+    G = np.eye(len(ref.classes_))[np.maximum(y_train, 0)] * (y_train >= 0)[:, None]
+    assert kkt_residual(est.assignments_, L, G, 1.0)["max"] < 1e-6
+    np.testing.assert_allclose(est.transform(dev(Xq)), ref.transform(Xq), atol=1e-10)
+    np.testing.assert_array_equal(est.predict(dev(Xq)), ref.predict(Xq))
+
+
+@pytest.mark.parametrize("data", [_moons, _blobs])
+def test_lass_auto_with_numeric_rho_takes_admm_cg_on_the_engine(data):
+    """``solver="auto"`` with a numeric rho below APG_MIN_N items: ADMM on both, a dense
+    Cholesky on the host (300 <= DENSE_MAX_N items), block CG on the device."""
+    X, y, y_train = data()
+    tol = 1e-10
+    ref, est = _fit_both(X, y_train, lam=1.0, rho=1.0, n_neighbors=8, knn_method="exact",
+                         tol=tol, max_iter=20000)
+    assert ref.solver_ == "dense-cholesky" and est.solver_ == "cg"
+    assert est.converged_ and ref.converged_
+    np.testing.assert_array_equal(est.transduction_, ref.transduction_)
+    assert est.objective_ == pytest.approx(ref.objective_, rel=1e-10)
+    assert abs(est.n_iter_ - ref.n_iter_) <= 10       # observed 0 to 4
+    L = laplacian(ref.affinity_matrix_)
+    G = np.eye(len(ref.classes_))[np.maximum(y_train, 0)] * (y_train >= 0)[:, None]
+    assert kkt_residual(est.assignments_, L, G, 1.0)["max"] < 1e-8
+    if data is _moons:            # a unique minimiser (see the module docstring)
+        np.testing.assert_allclose(est.assignments_, ref.assignments_, atol=1e-7)
+    # the host's own CG run is the device's, iteration for iteration
+    cg = LaplacianAssignment(lam=1.0, rho=1.0, solver="cg", n_neighbors=8,
+                             knn_method="exact", tol=tol, max_iter=20000).fit(X, y_train)
+    _same_admm_fit(est, cg)
+
+
+@pytest.mark.filterwarnings("ignore:.*negligible against G:UserWarning")
+def test_lass_admm_isolated_items_components_warm_and_path_on_the_engine():
+    """ADMM on a principal submatrix (isolated items in closed form), rho per component
+    from the host's eigenvalues, keep_path and warm starts along a lam path."""
+    X, y, y_train = _blobs(200)
+    W = graph_from_neighbors(*knn_search(X, 6, method="exact"), weights="heat").tolil()
+    for i in (3, 50):
+        W[i, :] = 0
+        W[:, i] = 0
+    W = W.tocsr()
+    W.eliminate_zeros()
+    y_train = y_train.copy()
+    y_train[3], y_train[50] = 1, -1
+    params = dict(affinity="precomputed", solver="cg", tol=1e-8, max_iter=20000,
+                  keep_path=True)
+    ref = LaplacianAssignment(lam=1.0, **params).fit(W, y_train)
+    est = LaplacianAssignment(lam=1.0, **params).fit(DeviceCSR(W), y_train)
+    _same_admm_fit(est, ref)
+    assert isinstance(est.rho_, np.ndarray) and np.ptp(est.rho_) > 0   # two components
+    np.testing.assert_allclose(est.assignments_[3], [0.0, 1.0, 0.0])
+    np.testing.assert_allclose(est.assignments_[50], [1 / 3] * 3)
+    assert len(est.history_["scores"]) == est.n_iter_
+    np.testing.assert_array_equal(est.history_["scores"][-1], ref.history_["scores"][-1])
+    ref.set_params(keep_path=False, warm_start=True)
+    est.set_params(keep_path=False, warm_start=True)
+    for lam in (1.5, 3.0):
+        ref.set_params(lam=lam).fit(W, y_train)
+        est.set_params(lam=lam).fit(DeviceCSR(W), y_train)
+        _same_admm_fit(est, ref)
+
+
+def test_lass_admm_prunes_invisible_edges_on_the_engine():
+    """The host's edge pruning (issue #30) on a host copy of the device's Laplacian."""
+    A = np.zeros((4, 4))
+    for i, j, w in [(0, 1, 1.0), (1, 2, 1e-241), (2, 3, 1.0)]:
+        A[i, j] = A[j, i] = w
+    G = np.zeros((4, 2))
+    G[0, 0] = G[3, 1] = 1.0
+    fits = []
+    for W in (sp.csr_matrix(A), DeviceCSR(sp.csr_matrix(A))):
+        with pytest.warns(UserWarning, match="numerically disconnected"):
+            fits.append(LaplacianAssignment(1e-3, affinity="precomputed",
+                                            solver="cg").fit(W, G))
+    ref, est = fits
+    _same_admm_fit(est, ref)
+    np.testing.assert_array_equal(est.transduction_, [0, 0, 1, 1])
+
+
+def test_lass_solve_admm_xp_backend_equals_numpy_backend():
+    """The solver function alone: ``backend="xp"`` takes the device's ADMM branches (A
+    built on a host copy and moved, CG under "auto"), here on host arrays."""
+    X, y, y_train = _blobs(300)
+    L = laplacian(graph_from_neighbors(*knn_search(X, 8)))
+    G = np.eye(3)[np.maximum(y_train, 0)] * (y_train >= 0)[:, None]
+    for params in (dict(solver="cg"), dict(solver="cg", rho=2.0, stopping="change",
+                                           check_every=3)):
+        a = solve(L, G, 1.0, tol=1e-8, max_iter=20000, **params)
+        b = solve(L, G, 1.0, tol=1e-8, max_iter=20000, backend="xp", **params)
+        assert a.solver == b.solver == "cg" and a.converged and b.converged
+        assert (a.n_iter, a.cg_iter) == (b.n_iter, b.cg_iter)
+        for name in ("Z", "Z_raw", "Y", "U", "nu", "mu", "Xi", "rho"):
+            np.testing.assert_array_equal(getattr(b, name), getattr(a, name))
+        # warm start from the previous state
+        a2 = solve(L, G, 2.0, tol=1e-8, max_iter=20000, Y0=a.Y, U0=a.U, **params)
+        b2 = solve(L, G, 2.0, tol=1e-8, max_iter=20000, Y0=b.Y, U0=b.U, backend="xp",
+                   **params)
+        np.testing.assert_array_equal(b2.Z, a2.Z)
+        assert a2.n_iter == b2.n_iter < a.n_iter
+    # "auto" with a numeric rho: the host factors, the device takes CG
+    a = solve(L, G, 1.0, rho=1.0, tol=1e-10, max_iter=20000)
+    b = solve(L, G, 1.0, rho=1.0, tol=1e-10, max_iter=20000, backend="xp")
+    assert (a.solver, b.solver) == ("dense-cholesky", "cg") and b.cg_iter > 0
+    assert kkt_residual(b.Z, L, G, 1.0)["max"] < 1e-8
+
+
+def test_spd_solver_on_a_device_matrix_takes_cg(monkeypatch):
+    """SPDSolver given a device matrix (``_on_device``, patched here): CG under "auto",
+    "direct" refused by name; the CG solve against a dense oracle."""
+    rng = np.random.default_rng(0)
+    M = sp.triu(sp.random(60, 60, density=0.1, random_state=0), 1)
+    A = (laplacian(M + M.T) + sp.identity(60)).tocsr()
+    B = rng.normal(size=(60, 3))
+    monkeypatch.setattr(spd_module, "_on_device", lambda a: True)
+    s = spd_module.SPDSolver(A, method="auto", rtol=1e-12)
+    assert s.method_ == "cg"
+    np.testing.assert_allclose(s.solve(B), np.linalg.solve(A.toarray(), B), atol=1e-9)
+    with pytest.raises(ValueError, match="method='direct' factors on the host"):
+        spd_module.SPDSolver(A, method="direct")

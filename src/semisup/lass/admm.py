@@ -30,6 +30,9 @@ Implementation choices (each documented where it is made):
   max-norm residual is below ``rho_min * eps`` bounds the max-norm error of ``Z`` by ``eps``.
   ``eps = 0.1 * max(progress of the previous iteration, tol)``, which decreases linearly with
   the ADMM iterates (summable errors, as inexact-ADMM theory requires).
+* On a device (CuPy / ``cupyx`` input) the same loop runs on the device's arrays with the
+  block-CG Z-update (the only one there); ``A``, the components and ``rho="auto"`` are
+  computed from a host copy of ``L`` once per solve, and ``A`` is moved to the device.
 """
 
 from __future__ import annotations
@@ -367,19 +370,36 @@ def _principal_submatrix(L, idx):
 
 # ----------------------------------------------------------------------------- ADMM loop
 
+def _system_matrix(L, lam, rho, device):
+    """``A = 2 lam L + diag(rho)`` (CSR) in ``L``'s sparse module. On a device it is built on
+    a host copy (O(nnz), once per solve) and moved: the sum is a sparse-sparse one, cuSPARSE's
+    csrgeam2 there (see :func:`_check_laplacian`)."""
+    if not device:
+        return ((2.0 * lam) * L + sp.diags(rho)).tocsr()
+    _, xsp = array_modules(L)
+    A = ((2.0 * lam) * sp.csr_matrix(to_host(L)) + sp.diags(to_host(rho))).tocsr()
+    A.sort_indices()
+    return xsp.csr_matrix(A)
+
+
 def _admm(L, G, lam, rho, Y, U, *, tol, max_iter, solver, stopping, check_every,
-          track_objective, warm, verbose, callback):
-    """ADMM iterations (paper eq. 17) on a graph without isolated items."""
+          track_objective, warm, verbose, callback, device=False):
+    """ADMM iterations (paper eq. 17) on a graph without isolated items.
+
+    Array-module code: the iterates stay in ``G``'s module (numpy, or CuPy on a device).
+    On a device (``device``) the Z-updates are block CG (``solver`` "auto" or "cg"; a sparse
+    factorisation is host-only) and the stopping test reads a few scalars per check."""
+    xp, _ = array_modules(G)
     N, K = G.shape
     rho_c = rho[:, None]
     t_start = time.perf_counter()
-    A = (2.0 * lam) * L + sp.diags(rho)
-    spd = SPDSolver(A.tocsr(), method=solver, rtol=0.0, maxiter=CG_MAXITER)
+    A = _system_matrix(L, lam, rho, device)
+    spd = SPDSolver(A, method="cg" if device else solver, rtol=0.0, maxiter=CG_MAXITER)
     t_setup = time.perf_counter()
     h = (rho - G.sum(axis=1)) / K
     rho_min = float(rho.min())
-    Zold = Y.copy() if warm else np.zeros((N, K))
-    X0 = Zold if warm else np.full((N, K), 1.0 / K)
+    Zold = Y.copy() if warm else xp.zeros((N, K))
+    X0 = Zold if warm else xp.full((N, K), 1.0 / K)
     hist = {"change": [], "primal": [], "objective": []}
     err, cg_iter, converged, t = 1.0, 0, False, 0
     for t in range(1, max_iter + 1):
@@ -398,18 +418,18 @@ def _admm(L, G, lam, rho, Y, U, *, tol, max_iter, solver, stopping, check_every,
                 AZ -= spd.last_info_.residual_block
             # lam tr(Z^T L Z) = (1/2) <Z, A Z - rho Z>: no extra product with L.
             AZ -= rho_c * Z
-            hist["objective"].append(0.5 * np.einsum("ij,ij->", Z, AZ)
-                                     - np.einsum("ij,ij->", G, Z))
+            hist["objective"].append(float(0.5 * xp.einsum("ij,ij->", Z, AZ)
+                                           - xp.einsum("ij,ij->", G, Z)))
         if spd.method_ == "cg":
             cg_iter += spd.last_info_.n_iter
         T = Z + U
-        Y = np.maximum(T, 0.0)
-        U = np.minimum(T, 0.0)  # = U + Z - Y
+        Y = xp.maximum(T, 0.0)
+        U = xp.minimum(T, 0.0)  # = U + Z - Y
         if callback is not None:
             callback(t, Z, Y, U)
         if check:
-            change = float(np.abs(Z - Zold).max())
-            primal = float(np.abs(Z - Y).max())
+            change = float(xp.abs(Z - Zold).max())
+            primal = float(xp.abs(Z - Y).max())
             hist["change"].append(change)
             hist["primal"].append(primal)
             err = max(change, primal)
@@ -491,9 +511,12 @@ def solve(L, G, lam: float, *, rho="auto", Y0=None, U0=None, tol: float = 1e-5,
     backend : {"auto", "numpy", "numba", "xp"}
         APG's loop (:func:`semisup.lass.apg.apg`). ``"xp"`` is the device path: array-module
         code only, in ``L``'s module (the one a ``cupyx`` ``L`` takes under ``"auto"``):
-        APG with a Lanczos step of its own, results in ``L``'s module. ADMM (``solver``
-        ``"direct"``/``"cg"``, or ``"auto"`` with a numeric ``rho`` below
-        :data:`APG_MIN_N` items) is host-only there and refused.
+        APG with a Lanczos step of its own, results in ``L``'s module. ADMM (``solver="cg"``,
+        or ``"auto"`` with a numeric ``rho`` below :data:`APG_MIN_N` items) runs there too,
+        with warm-started block-CG Z-updates (``solver="auto"`` picks CG there, where the
+        host may factor) and ``A = 2 lam L + diag(rho)``, components and ``rho="auto"``'s
+        eigenvalues built on a host copy of ``L``; ``solver="direct"`` (a sparse Cholesky)
+        is host-only and refused.
 
     Returns
     -------
@@ -571,9 +594,10 @@ def _solve(L, G, lam: float, *, rho, Y0, U0, tol, max_iter, solver, stopping, ch
     if backend not in ("auto", "numpy", "numba", "xp"):
         raise ValueError(f"backend must be 'auto', 'numpy', 'numba' or 'xp', got {backend!r}.")
     device = backend == "xp" or xp is not np
-    if device and solver in ("direct", "cg"):
-        raise ValueError(f"solver={solver!r} (ADMM) is not available for arrays on a device, "
-                         "where LASS runs by APG; use solver='auto' or 'apg'.")
+    if device and solver == "direct":
+        raise ValueError("solver='direct' (ADMM with a sparse Cholesky factor) is not "
+                         "available for arrays on a device; use solver='cg' (ADMM with "
+                         "block-CG Z-updates there), 'auto' or 'apg'.")
     if warm:
         Y0 = xp.zeros((N, K)) if Y0 is None else xp.array(Y0, dtype=xp.float64)
         U0 = xp.zeros((N, K)) if U0 is None else xp.array(U0, dtype=xp.float64)
@@ -582,9 +606,15 @@ def _solve(L, G, lam: float, *, rho, Y0, U0, tol, max_iter, solver, stopping, ch
                 raise ValueError(f"{name} must have shape {(N, K)}, got {M.shape}.")
             _check_finite(M, name)
 
-    if not device and (solver in ("direct", "cg") or (solver == "auto" and not auto)):
-        L = _drop_invisible_edges(L)   # ADMM only (refused on a device below); see there
-    n_comp, labels = connected_components(sp.csr_matrix(to_host(L)) if device else L)
+    # the host's copy of L on a device (O(nnz), once): components, edge pruning and
+    # auto_rho's eigenvalues are host computations on N-vectors and the graph
+    L_host = sp.csr_matrix(to_host(L)) if device else L
+    if solver in ("direct", "cg") or (solver == "auto" and not auto):
+        pruned = _drop_invisible_edges(L_host)   # ADMM only; see there
+        if pruned is not L_host:
+            L_host = pruned
+            L = xsp.csr_matrix(pruned) if device else pruned
+    n_comp, labels = connected_components(L_host)
     sizes = np.bincount(labels)
     isolated = sizes[labels] == 1
     if lam == 0:
@@ -598,16 +628,12 @@ def _solve(L, G, lam: float, *, rho, Y0, U0, tol, max_iter, solver, stopping, ch
     # points at lam = 1: 0.65 / 2.0 s against 4.8 / 12.7 s for ADMM-CG); where ADMM stopped
     # early at lam = 100 its KKT residual flagged a worse point
     use_apg = solver == "apg" or (solver == "auto" and (n_active >= APG_MIN_N or auto))
-    if device and not use_apg:
-        raise ValueError(f"a numeric rho with solver='auto' selects ADMM here ({n_active} "
-                         f"< {APG_MIN_N} items), which is not available for arrays on a "
-                         "device; use rho='auto' or solver='apg' (APG, rho unused).")
     t0 = time.perf_counter()
     if use_apg:
         rho_vec = np.ones(N)  # APG has no penalty; 1 keeps U = -Xi / rho meaningful
     elif auto and lam > 0:
         with threadpool_limits(1):   # see the ADMM loop below
-            rho_vec = auto_rho(L, lam, labels)
+            rho_vec = auto_rho(L_host, lam, labels)
     elif auto:
         rho_vec = np.ones(N)
     else:
@@ -681,7 +707,8 @@ def _solve(L, G, lam: float, *, rho, Y0, U0, tol, max_iter, solver, stopping, ch
         Za, Ya, Ua, nua, t, conv, hist, method, cg_iter, timings = _admm(
             La, Ga, lam, ra, Ya, Ua, tol=tol, max_iter=int(max_iter), solver=solver,
             stopping=stopping, check_every=int(check_every),
-            track_objective=track_objective, warm=warm, verbose=verbose, callback=callback)
+            track_objective=track_objective, warm=warm, verbose=verbose, callback=callback,
+            device=device)
     Zp = project_simplex_rows(Za) if project else Za
     mua, Xia = lass_multipliers(Zp, La, Ga, lam)
     kkt = kkt_residual(Zp, La, Ga, lam, mua, Xia)["max"] if conv else 0.0
@@ -694,8 +721,8 @@ def _solve(L, G, lam: float, *, rho, Y0, U0, tol, max_iter, solver, stopping, ch
             f"residual of the result is {kkt:.3g} (x max|G|), above {KKT_FACTOR * tol:g}: "
             "the assignments are not optimal to tol. Use solver='apg' (certified objective "
             "gap) or a smaller tol.")
-    Z_raw[act], Z[act], Y[act], U[act], nu[act] = Za, Zp, Ya, Ua, nua
-    mu[act], Xi[act] = mua, Xia
+    Z_raw[act_x], Z[act_x], Y[act_x], U[act_x], nu[act_x] = Za, Zp, Ya, Ua, nua
+    mu[act_x], Xi[act_x] = mua, Xia
     res.n_iter, res.converged, res.solver, res.cg_iter = t, conv, method, cg_iter
     res.history = {k: np.asarray(v) for k, v in hist.items()}
     res.timings.update(timings)

@@ -176,10 +176,11 @@ random_state :
         Report the graph and the solver's progress on stderr.
 
     On a device (a CuPy ``X``, or a ``cupyx`` / CuPy affinity with
-    ``affinity="precomputed"``; :mod:`semisup.engines`) the graph, APG and the fitted
-    arrays stay there, and ``transform``/``predict`` answer in the input's type. APG only:
-    ADMM (``solver="direct"``/``"cg"``, or a numeric ``rho`` with ``solver="auto"`` below
-    :data:`semisup.lass.admm.APG_MIN_N` items) is refused there.
+    ``affinity="precomputed"``; :mod:`semisup.engines`) the graph, the solver's iterations
+    (APG, or ADMM with block-CG Z-updates) and the fitted arrays stay there, and
+    ``transform``/``predict`` answer in the input's type. ``solver="direct"`` (a sparse
+    Cholesky factor) is refused there; a numeric ``rho`` with ``solver="auto"`` below
+    :data:`semisup.lass.admm.APG_MIN_N` items takes ADMM with CG (the host may factor).
 
     Attributes
     ----------
@@ -226,7 +227,7 @@ random_state :
     True
     """
 
-    _device_fit = True     # a CuPy X: graph and APG on the device (semisup.engines.cupy)
+    _device_fit = True     # a CuPy X: graph, APG / ADMM-CG on the device (semisup.engines.cupy)
 
     _parameter_constraints = {
         **GRAPH_PARAMETER_CONSTRAINTS,
@@ -278,10 +279,11 @@ random_state :
             y = np.asarray(y)
         if not _reads_as_G(y):
             check_semisup_labels(y, estimator="LaplacianAssignment")   # before the graph
-        if self.solver in ("direct", "cg") and not engine_for(X).host_arrays:
-            raise ValueError(f"solver={self.solver!r} (ADMM) is not available on the "
-                             f"{engine_for(X).name} engine, where LaplacianAssignment runs "
-                             "by APG; use solver='auto' or 'apg'.")
+        if self.solver == "direct" and not engine_for(X).host_arrays:
+            raise ValueError(f"solver='direct' (ADMM with a sparse Cholesky factor) is not "
+                             f"available on the {engine_for(X).name} engine; use "
+                             "solver='cg' (ADMM with block-CG Z-updates there), 'auto' or "
+                             "'apg'.")
         t0 = time.perf_counter()
         W, _ = self._fit_graph(X)
         engine = self._engine()

@@ -59,6 +59,11 @@ def _float64(a):
     return a.astype(np.float64, copy=False)
 
 
+def _on_device(a) -> bool:
+    """Whether ``a`` is a CuPy array or a ``cupyx`` sparse matrix (the GPU engine's)."""
+    return type(a).__module__.split(".")[0] in ("cupy", "cupyx")
+
+
 def _colnorm(R: np.ndarray, norm: str) -> np.ndarray:
     if norm == "inf":
         return np.abs(R).max(axis=0) if R.shape[0] else np.zeros(R.shape[1])
@@ -170,9 +175,11 @@ class SPDSolver:
     Parameters
     ----------
     A : sparse matrix or ndarray, SPD
+        Or a ``cupyx`` sparse matrix / CuPy array (the GPU engine's), which takes block CG.
     method : {"auto", "direct", "cg"}
         ``"auto"``: dense Cholesky for ``n <= DENSE_MAX_N``; sparse direct when the RCM
-        envelope of ``A`` is at most ``ENVELOPE_MAX_RATIO * nnz(A)`` (low fill); CG otherwise.
+        envelope of ``A`` is at most ``ENVELOPE_MAX_RATIO * nnz(A)`` (low fill); CG otherwise
+        (and on a device, where ``"direct"`` is refused).
     rtol : float
         Default relative residual tolerance of the CG path.
     maxiter : int, optional
@@ -195,6 +202,12 @@ class SPDSolver:
         if method not in ("auto", "direct", "cg"):
             raise ValueError(f"method must be 'auto', 'direct' or 'cg', got {method!r}.")
         n = A.shape[0]
+        if _on_device(A):
+            # CuPy / cupyx: block CG only (a sparse factorisation is a host computation)
+            if method == "direct":
+                raise ValueError("method='direct' factors on the host; a matrix on a device "
+                                 "takes method='cg' (or 'auto', which picks it there).")
+            method = "cg"
         self.A = A
         self.rtol = rtol
         self.maxiter = maxiter
@@ -223,7 +236,8 @@ class SPDSolver:
                 self.fill_ = (self._lu.L.nnz + self._lu.U.nnz) / max(Ac.nnz, 1)
                 self.method_ = "splu"
         else:
-            self._diag = A.diagonal() if sp.issparse(A) else np.diag(A).copy()
+            # (CuPy arrays and cupyx matrices have their own diagonal())
+            self._diag = np.diag(A).copy() if isinstance(A, np.ndarray) else A.diagonal()
             self.method_ = "cg"
 
     def _check_direct_fill(self, A):
