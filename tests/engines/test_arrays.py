@@ -201,7 +201,7 @@ def test_rbf_kernel_equals_kernel_matrix():
 
 
 def test_rbf_kernel_memory_check_names_the_estimate(monkeypatch):
-    monkeypatch.setattr(arrays, "free_memory", lambda xp: 10_000)
+    monkeypatch.setattr("semisup.linalg.xp.free_memory", lambda xp: 10_000)
     with pytest.raises(MemoryError, match=r"the 200x200 float32 RBF kernel needs about "
                                           r"156\.2 KiB of host memory"):
         arrays.rbf_kernel(_points(200, 3), 1.0)

@@ -158,7 +158,7 @@ def test_reduced_on_the_engine_refuses_what_it_cannot_do(monkeypatch):
     with pytest.raises(ValueError, match="solver='dual' trains the full expansion"):
         LapSVM(n_basis=20, solver="dual").fit(Xd, y_train)
     # the memory check speaks of the device's free memory (here the double's: the host's)
-    monkeypatch.setattr("semisup.engines.arrays.free_memory", lambda xp: 1000)
+    monkeypatch.setattr("semisup.linalg.xp.free_memory", lambda xp: 1000)
     with pytest.raises(MemoryError, match=r"LapRLS\(n_basis=20\) on n=80 points"):
         LapRLS(n_basis=20).fit(Xd, y_train)
 

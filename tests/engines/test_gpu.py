@@ -161,7 +161,7 @@ def test_laprls_equals_closed_form(dtype, gamma_A, rtol):
 
 
 def test_kernel_memory_check_speaks_of_device_memory(monkeypatch):
-    monkeypatch.setattr(arrays, "free_memory", lambda xp: 10_000)
+    monkeypatch.setattr("semisup.linalg.xp.free_memory", lambda xp: 10_000)
     with pytest.raises(MemoryError, match="of device memory"):
         arrays.rbf_kernel(cupy.asarray(_points(200, 3)), 1.0)
 

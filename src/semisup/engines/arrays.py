@@ -24,11 +24,16 @@ from typing import NamedTuple
 import numpy as np
 import scipy.sparse as sp
 
-from .._validation import _fmt_bytes, available_memory, divide
+from .._validation import divide
 from ..graph import connected_components
 from ..graph.neighbors import (exact_candidate_distances, float32_key_error, heat_sigma,
                                pair_keys, rank_candidates, scale_from_max)
+from ..lapsvm.pcg import pcg
+from ..lapsvm.stopping import make_rule
 from ..linalg.spd import block_pcg
+# (the array-module helpers live below the methods, which use them too; named here as well)
+from ..linalg.xp import (array_modules, degrees, free_memory, laplacian_apply, rbf_kernel,
+                         to_host)
 
 __all__ = ["array_modules", "to_host", "free_memory", "knn_exact", "knn_graph",
            "laplacian_apply", "harmonic_solve", "poisson_solve", "rbf_kernel", "laprls_fit",
@@ -43,45 +48,7 @@ _TILE_FRACTION = 0.25
 _TILE_MAX_BYTES = 8 * 2 ** 30
 
 
-# -- array modules -----------------------------------------------------------------------------
-
-def array_modules(a):
-    """``(xp, sparse)``: (numpy, scipy.sparse), or (cupy, cupyx.scipy.sparse) for CuPy
-    arrays and ``cupyx`` sparse matrices."""
-    if type(a).__module__.split(".")[0] in ("cupy", "cupyx"):
-        import cupy
-        import cupyx.scipy.sparse as cusparse
-        return cupy, cusparse
-    return np, sp
-
-
-def to_host(a):
-    """A numpy array (or scipy sparse matrix) of ``a``; numpy input is returned as is."""
-    if hasattr(a, "get") and type(a).__module__.split(".")[0] in ("cupy", "cupyx"):
-        return a.get()
-    return a
-
-
-def free_memory(xp) -> int:
-    """Free bytes where ``xp``'s arrays live: the device's free memory plus CuPy's pooled
-    free blocks, or the host's available memory."""
-    if xp is np:
-        return available_memory()
-    free, _ = xp.cuda.runtime.memGetInfo()
-    return int(free) + int(xp.get_default_memory_pool().free_bytes())
-
-
-def _where(xp) -> str:
-    return "host memory" if xp is np else "device memory"
-
-
-def _check_memory(xp, nbytes, what, hint=""):
-    """Refuse ``nbytes`` that would not fit in 90% of the free memory of ``xp``'s device."""
-    budget = 0.9 * free_memory(xp)
-    if nbytes > budget:
-        raise MemoryError(f"{what} needs about {_fmt_bytes(nbytes)} of {_where(xp)} but only "
-                          f"{_fmt_bytes(budget)} is free. {hint}".rstrip())
-
+# -- array modules (semisup.linalg.xp) ---------------------------------------------------------
 
 def _float32_products_exact(xp) -> bool:
     """Whether float32 matrix products round as float32 (CuPy with ``CUPY_TF32=1`` runs
@@ -291,29 +258,6 @@ def knn_graph(dist, ind, n_cols=None, *, weights="heat", sigma=None, symmetrize=
     return A, (float(sigma) if weights == "heat" else None)
 
 
-def degrees(W):
-    """``d_i = sum_j w_ij`` as a 1-D array of ``W``'s module."""
-    d = W.sum(axis=1)
-    return d.A1 if hasattr(d, "A1") else d.ravel()   # scipy's np.matrix, or an array
-
-
-def laplacian_apply(W, kind="normalized"):
-    """``v -> L v`` for ``L = D - W`` (``"unnormalized"``) or ``I - D^{-1/2} W D^{-1/2}``
-    (``"normalized"``, isolated nodes with ``L_ii = 1``), without forming ``L``."""
-    xp, _ = array_modules(W)
-    d = xp.asarray(degrees(W))
-    if kind == "unnormalized":
-        return lambda V: (d[:, None] * V if V.ndim == 2 else d * V) - W @ V
-    if kind != "normalized":
-        raise ValueError(f"laplacian must be 'normalized' or 'unnormalized', got {kind!r}.")
-    s = xp.where(d > 0, 1.0 / xp.sqrt(xp.where(d > 0, d, 1.0)), 0.0)
-
-    def apply(V):
-        S = s[:, None] if V.ndim == 2 else s
-        return V - S * (W @ (S * V))
-    return apply
-
-
 class _ScaledOperator:
     """``V -> V - s (W (s V))`` on the rows of ``mask`` (zero elsewhere): the symmetrically
     Jacobi-scaled ``L_uu = D_uu - W_uu`` (``s = D^{-1/2}`` on the unknowns ``u``, 0 off them)
@@ -484,42 +428,6 @@ def poisson_solve(W, labeled_idx, y_idx, n_classes, *, tol=1e-3, max_iter=None):
 
 # -- LapRLS with the full kernel ------------------------------------------------------------------
 
-def rbf_kernel(X, sigma, *, Y=None, dtype="float32", block_bytes=None):
-    """The RBF kernel ``exp(-|x - y|^2 / (2 sigma^2))`` of ``X`` (against ``Y``, or itself)
-    in ``X``'s module.
-
-    Blocks of rows are computed in float64 (as :func:`semisup.kernels.kernel_matrix`) and
-    stored as ``dtype``; the memory is checked first against the free memory of the device
-    that holds ``X``. Without ``Y`` the diagonal is exactly 1.
-    """
-    xp, _ = array_modules(X)
-    dtype = np.dtype(dtype)
-    n = X.shape[0]
-    Xd = X.astype(xp.float64)
-    sq = (Xd * Xd).sum(axis=1)
-    Yd, sq_y = (Xd, sq) if Y is None else (Y.astype(xp.float64), None)
-    if sq_y is None:
-        sq_y = (Yd * Yd).sum(axis=1)
-    m = Yd.shape[0]
-    kbytes = float(n) * m * dtype.itemsize
-    _check_memory(xp, kbytes, f"the {n}x{m} {dtype.name} RBF kernel",
-                  "Use fewer points" + ("" if dtype == np.float32 else
-                                        " or dtype='float32' (half the memory)") + ".")
-    if block_bytes is None:
-        block_bytes = min(2 ** 30, 0.5 * (free_memory(xp) - kbytes))
-    rows = int(max(1, block_bytes // (3 * 8 * max(m, 1))))
-    K = xp.empty((n, m), dtype=dtype)
-    for lo in range(0, n, rows):
-        G = Xd[lo:lo + rows] @ Yd.T
-        d2 = xp.maximum(sq[lo:lo + rows, None] + sq_y[None, :] - 2.0 * G, 0.0)
-        K[lo:lo + rows] = xp.exp(-d2 / (2.0 * sigma ** 2)).astype(dtype)
-        del G, d2
-    if Y is None:
-        diag = xp.arange(n)
-        K[diag, diag] = 1.0
-    return K
-
-
 class LapRLSFit(NamedTuple):
     """Result of :func:`laprls_fit`: coefficients, bias, decision values on the training
     points (arrays of the input's module), iterations and convergence."""
@@ -566,8 +474,6 @@ def laprls_fit(K, Y, apply_L, *, gamma_A=1e-6, gamma_I=0.1, use_bias=False, tol=
     -------
     LapRLSFit
     """
-    from ..lapsvm.pcg import pcg          # (the lapsvm package imports this module)
-    from ..lapsvm.stopping import make_rule
     xp, _ = array_modules(K)
     Y = xp.asarray(Y, dtype=xp.float64)
     cols = [None] if Y.ndim == 1 else [[j] for j in range(Y.shape[1])]

@@ -45,9 +45,9 @@ import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 from .._validation import check_semisup_labels
-from ..engines import arrays, engine_for
+from ..engines import engine_for
 from ..engines._base import Engine
-from ..engines.arrays import _check_memory, array_modules, rbf_kernel
+from ..linalg.xp import array_modules, check_free_memory, laplacian_apply, rbf_kernel
 from ..graph.degeneracy import warn_if_flat
 from ..kernels import scale_sigma
 from .pcg import pcg
@@ -189,9 +189,9 @@ def _solve_full(est, K, apply_L, Y, unlabeled, K_val, Y_val, names, solver):
 
 
 def _laplacian(est, W):
-    """``V -> L^p V`` on the device (:func:`semisup.engines.arrays.laplacian_apply`,
+    """``V -> L^p V`` on the device (:func:`semisup.linalg.xp.laplacian_apply`,
     applied ``laplacian_power`` times; never formed)."""
-    apply = arrays.laplacian_apply(W, est.laplacian)
+    apply = laplacian_apply(W, est.laplacian)
     power = int(est.laplacian_power)
     if power == 1:
         return apply
@@ -343,7 +343,7 @@ def _fit_reduced(est, engine, X, apply_L, Y, labeled, names, t0):
     solver = est._solver_for(m, n)
     dtype = np.dtype(est.kernel_dtype)
     # the features, the n x 256 float64 blocks of their Laplacian Gram and the m x m systems
-    _check_memory(xp, float(n) * m * dtype.itemsize + 24.0 * n * gram_block(n)
+    check_free_memory(xp, float(n) * m * dtype.itemsize + 24.0 * n * gram_block(n)
                   + 3.0 * (m + 1) ** 2 * 8,
                   f"{name}(n_basis={m}) on n={n} points (the {n}x{m} kernel features)",
                   "Use a smaller n_basis" + ("" if dtype == np.float32 else

@@ -29,7 +29,7 @@ import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
-from ..engines.arrays import array_modules
+from ..linalg.xp import array_modules
 
 __all__ = [
     "laplacian_operator",

@@ -20,7 +20,7 @@ import numpy as np
 
 from .._progress import log
 from .._validation import warn_convergence
-from ..engines.arrays import array_modules, to_host
+from ..linalg.xp import array_modules, to_host
 from .objective import kernel_matvec, laplacian_operator, preconditioned_gradient
 from .result import SolverResult
 from .stopping import Iterate

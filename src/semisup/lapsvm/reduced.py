@@ -49,7 +49,7 @@ import scipy.linalg as sla
 from sklearn.utils import check_random_state
 
 from .._validation import available_memory
-from ..engines.arrays import array_modules, to_host
+from ..linalg.xp import array_modules, to_host
 from .newton import _NewtonSteps
 from .objective import laplacian_operator
 from .pcg import _as_columns, _ColumnStops, _line_search_step, _start, exact_line_search

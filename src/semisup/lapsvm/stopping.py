@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..engines.arrays import to_host
+from ..linalg.xp import to_host
 
 __all__ = [
     "check_interval",

@@ -49,8 +49,7 @@ from threadpoolctl import threadpool_limits
 
 from .._progress import log
 from .._validation import check_memory, divide, warn_convergence
-from ..engines import arrays
-from ..engines.arrays import array_modules, to_host
+from ..linalg.xp import array_modules, check_free_memory, degrees, to_host
 from ..graph import connected_components
 from ..linalg.psd import arpack_start
 from ..linalg.simplex import project_simplex_rows
@@ -188,7 +187,7 @@ def _check_laplacian(L):
     asym = L - L.T.tocsr()
     if asym.nnz and float(xp.abs(asym.data).max()) > 1e-10 * scale:
         raise ValueError("L is not symmetric; symmetrise the affinity W first.")
-    rows = float(xp.abs(arrays.degrees(L)).max())
+    rows = float(xp.abs(degrees(L)).max())
     if rows > 1e-8 * scale * max(1, L.shape[0]) ** 0.5:
         raise ValueError(f"L's rows do not sum to zero (max |L 1| = {rows:.3g}); LASS needs "
                          "the unnormalised Laplacian D - W (spec pitfall 8).")
@@ -213,7 +212,7 @@ def _check_G(G, n: int, xp=np):
     if xp is np:
         check_memory(N_WORK_ARRAYS * 8.0 * shape[0] * shape[1], what, hint)
     else:
-        arrays._check_memory(xp, N_WORK_ARRAYS * 8.0 * shape[0] * shape[1], what, hint)
+        check_free_memory(xp, N_WORK_ARRAYS * 8.0 * shape[0] * shape[1], what, hint)
     if hasattr(G, "toarray") and hasattr(G, "nnz"):
         G = G.toarray()
         G = to_host(G) if xp is np else xp.asarray(G)

@@ -34,7 +34,7 @@ import scipy.sparse.linalg as spla
 
 from .._optional import available
 from .._progress import log
-from ..engines.arrays import array_modules
+from ..linalg.xp import array_modules
 from ..linalg.psd import arpack_start
 
 #: safety factor on the Lanczos estimate of lambda_max(L) (Lanczos approaches it from below;

@@ -15,10 +15,11 @@ from .._base import SemiSupervisedMixin, _fit_context, _store_init_params
 from .._progress import log
 from .._validation import (_as_numeric_matrix, check_finite, check_memory,
                            check_semisup_labels)
-from ..engines import arrays, engine_for
+from ..engines import engine_for
 from ..graph import laplacian
 from ..graph.degeneracy import warn_if_flat
 from ..graph.frontend import GRAPH_PARAMETER_CONSTRAINTS, GraphMixin
+from ..linalg.xp import array_modules, to_host
 from .admm import N_WORK_ARRAYS, solve
 from .outofsample import lass_transform
 
@@ -91,7 +92,7 @@ def _full_rows(path, Z, active):
     closed-form rows of ``Z``."""
     if not path or path[0].shape[0] == Z.shape[0]:
         return path
-    xp, _ = arrays.array_modules(Z)
+    xp, _ = array_modules(Z)
     active = xp.asarray(active)
     full = []
     for Zt in path:
@@ -106,8 +107,8 @@ def _device_laplacian(W):
     on a host copy of ``W`` (O(nnz), once per fit: the host fit's very ``L``) and moved back,
     since ``D - W`` is a sparse-sparse sum there (cuSPARSE's csrgeam2, which failed on an
     H200 under CUDA 13; :func:`semisup.lass.admm._check_laplacian`)."""
-    _, xsp = arrays.array_modules(W)
-    return xsp.csr_matrix(laplacian(arrays.to_host(W), check=False))
+    _, xsp = array_modules(W)
+    return xsp.csr_matrix(laplacian(to_host(W), check=False))
 
 
 class LaplacianAssignment(SemiSupervisedMixin, GraphMixin, TransformerMixin, ClassifierMixin,
@@ -304,7 +305,7 @@ random_state :
         if self.warm_start and hasattr(self, "state_"):
             Y, U = self.state_
             # a state of the same shape, where this fit's arrays live (host or device)
-            if Y.shape == G.shape and arrays.array_modules(Y)[0] is xp:
+            if Y.shape == G.shape and array_modules(Y)[0] is xp:
                 warm = {"Y0": Y, "U0": U}
         path = [] if self.keep_path else None
         res = solve(L, G, self.lam, rho=self.rho, tol=self.tol, max_iter=self.max_iter,

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..engines.arrays import array_modules
+from ..linalg.xp import array_modules
 
 
 def _dense(G, xp=np):

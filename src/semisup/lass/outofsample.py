@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..engines.arrays import array_modules, to_host
+from ..linalg.xp import array_modules, to_host
 from ..linalg.simplex import project_simplex_rows
 from .admm import _check_finite, closed_form_lam0
 

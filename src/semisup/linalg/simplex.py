@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .xp import array_modules
+
 
 def project_simplex_rows(V) -> np.ndarray:
     """Project each row of ``V`` onto ``{z : z >= 0, sum(z) = 1}``.
@@ -11,7 +13,6 @@ def project_simplex_rows(V) -> np.ndarray:
     Sort-based algorithm (Held, Wolfe & Crowder 1974; Duchi et al. 2008): for each row find
     ``tau`` with ``sum(max(v - tau, 0)) = 1``; O(N K log K), vectorized over rows.
     """
-    from ..engines.arrays import array_modules   # lazy: the engines import linalg
     xp, _ = array_modules(V)        # numpy, or CuPy for a device array (same code)
     V = xp.asarray(V, dtype=xp.float64)
     if V.ndim == 1:
