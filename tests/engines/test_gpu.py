@@ -16,15 +16,11 @@ from semisup.baselines.harmonic import harmonic_solve
 from semisup.engines import arrays
 from semisup.graph import graph_from_neighbors, knn_search, laplacian
 
+from _cuda import require_cuda  # tests/engines/_cuda.py
+
 pytestmark = pytest.mark.gpu
 
-cupy = pytest.importorskip("cupy", reason="the GPU engine needs CuPy (extra [gpu])")
-try:
-    _N_DEVICES = cupy.cuda.runtime.getDeviceCount()
-except Exception:  # no driver, or no device
-    _N_DEVICES = 0
-if not _N_DEVICES:
-    pytest.skip("no CUDA device", allow_module_level=True)
+cupy = require_cuda()
 
 from semisup.engines.cupy import CupyEngine  # noqa: E402  (after the skips)
 

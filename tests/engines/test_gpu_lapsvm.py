@@ -13,15 +13,11 @@ from sklearn.datasets import make_blobs, make_moons
 
 from semisup import LapRLS, LapSVM
 
+from _cuda import require_cuda  # tests/engines/_cuda.py
+
 pytestmark = pytest.mark.gpu
 
-cupy = pytest.importorskip("cupy", reason="the GPU engine needs CuPy (extra [gpu])")
-try:
-    _N_DEVICES = cupy.cuda.runtime.getDeviceCount()
-except Exception:  # no driver, or no device
-    _N_DEVICES = 0
-if not _N_DEVICES:
-    pytest.skip("no CUDA device", allow_module_level=True)
+cupy = require_cuda()
 
 
 def _data(kind, n, per_class=5, seed=0):

@@ -26,15 +26,11 @@ from semisup.lass import solve
 from semisup.lass.kkt import kkt_residual
 from semisup.linalg.spd import SPDSolver
 
+from _cuda import require_cuda  # tests/engines/_cuda.py
+
 pytestmark = pytest.mark.gpu
 
-cupy = pytest.importorskip("cupy", reason="the GPU engine needs CuPy (extra [gpu])")
-try:
-    _N_DEVICES = cupy.cuda.runtime.getDeviceCount()
-except Exception:  # no driver, or no device
-    _N_DEVICES = 0
-if not _N_DEVICES:
-    pytest.skip("no CUDA device", allow_module_level=True)
+cupy = require_cuda()
 
 import cupyx.scipy.sparse as cusparse  # noqa: E402  (after the skips)
 

@@ -18,15 +18,11 @@ from semisup import LapRLS, LapSVM
 from semisup.engines import arrays
 from semisup.kernels import make_kernel
 
+from _cuda import require_cuda  # tests/engines/_cuda.py
+
 pytestmark = pytest.mark.gpu
 
-cupy = pytest.importorskip("cupy", reason="the GPU engine needs CuPy (extra [gpu])")
-try:
-    _N_DEVICES = cupy.cuda.runtime.getDeviceCount()
-except Exception:  # no driver, or no device
-    _N_DEVICES = 0
-if not _N_DEVICES:
-    pytest.skip("no CUDA device", allow_module_level=True)
+cupy = require_cuda()
 
 from semisup.lapsvm.reduced import _spd_solve, basis_transform  # noqa: E402
 
