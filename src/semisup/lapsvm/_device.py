@@ -47,9 +47,9 @@ from sklearn.utils.validation import check_is_fitted
 from .._validation import check_semisup_labels
 from ..engines import engine_for
 from ..engines._base import Engine
-from ..linalg.xp import array_modules, check_free_memory, laplacian_apply, rbf_kernel
 from ..graph.degeneracy import warn_if_flat
 from ..kernels import scale_sigma
+from ..linalg.xp import array_modules, check_free_memory, laplacian_apply, rbf_kernel
 from .pcg import pcg
 from .reduced import (AUTO_N_BASIS, basis_transform, gram_block, reduced_newton, reduced_pcg,
                       select_basis)

@@ -49,11 +49,11 @@ from threadpoolctl import threadpool_limits
 
 from .._progress import log
 from .._validation import check_memory, divide, warn_convergence
-from ..linalg.xp import array_modules, check_free_memory, degrees, to_host
 from ..graph import connected_components
 from ..linalg.psd import arpack_start
 from ..linalg.simplex import project_simplex_rows
 from ..linalg.spd import SPDSolver
+from ..linalg.xp import array_modules, check_free_memory, degrees, to_host
 from .apg import apg
 from .kkt import kkt_residual, lass_multipliers
 
