@@ -61,8 +61,8 @@ FITS = {"harmonic_fit": ("HarmonicFunction", dict(tol=1e-8)),
         "poisson_fit": ("PoissonLearning", dict(tol=1e-3)),
         "lass_fit": ("LaplacianAssignment", {}),
         "laprls_fit": ("LapRLS", dict(kernel_dtype="float32")),
-        "laprls_fit64": ("LapRLS", dict(kernel_dtype="float64")),
-        "lapsvm_fit": ("LapSVM", dict(kernel_dtype="float32")),
+        "laprls_fit64": ("LapRLS", {}),           # its default float64 kernel
+        "lapsvm_fit": ("LapSVM", {}),
         "reduced_fit": ("LapRLS", dict(n_basis=2000, random_state=0))}
 #: the fits that hold an n x n kernel: skipped when under a minute of the budget is left
 HEAVY = ("laprls_fit", "laprls_fit64", "lapsvm_fit")
