@@ -71,20 +71,34 @@ def on_device(engine) -> bool:
     return not engine.host_arrays
 
 
-def _refuse_unsupported(est, engine):
+def _refuse_unsupported(est, engine, X_val=None, reduced=False):
+    """A ValueError naming the first setting the device path cannot honour (the full
+    expansion's, or with ``reduced`` the reduced expansion's)."""
     name, where = type(est).__name__, f"on the {engine.name} engine"
-    if type(engine).kernel is Engine.kernel:
-        raise ValueError(f"{name} has no fit {where} (it computes no kernel); pass X in "
-                         "memory (e.g. cupy.asnumpy(X)).")
+    if (getattr(engine, "xp", None) is None or getattr(engine, "sparse", None) is None
+            if reduced else type(engine).kernel is Engine.kernel):
+        raise ValueError(f"{name} has no fit {where}; pass X in memory (e.g. "
+                         "cupy.asnumpy(X)).")
     checks = [("kernel", est.kernel == "rbf", "use kernel='rbf'"),
-              ("solver", est.solver in ("auto", "pcg"),
-               "use solver='auto' (PCG to the minimiser up to 2000 points) or 'pcg'"),
               ("warm_start", not est.warm_start, "use warm_start=False"),
               ("keep_path", not est.keep_path, "use keep_path=False")]
+    if reduced:
+        checks += [("basis", est.basis == "uniform",
+                    "its reduced expansion draws the basis uniformly; use basis='uniform'"),
+                   ("early_stopping", est.solver != "pcg" or not any(
+                       nm in ("validation", "mixed") for nm in est._rule_names()),
+                    "a validation set is not available there; use 'stability', a "
+                    "classical rule or None")]
+    else:
+        checks += [("solver", est.solver in ("auto", "pcg"),
+                    "use solver='auto' (PCG to the minimiser up to 2000 points) or 'pcg'")]
     for param, ok, advice in checks:
         if not ok:
             raise ValueError(f"{name}({param}={getattr(est, param)!r}) is not available "
                              f"{where}: {advice}, or pass X in memory.")
+    if reduced and X_val is not None:
+        raise ValueError(f"{name}: a validation set (X_val) is not available {where} with "
+                         "the reduced expansion; pass no X_val.")
 
 
 def _solver(est, n):
@@ -99,10 +113,7 @@ def fit(est, X, y, *, W=None, X_val=None, y_val=None, engine=None):
     name = type(est).__name__
     engine = engine_for(X, W) if engine is None else engine
     reduced = est.n_basis not in ("auto", None)    # an int: the reduced expansion
-    if reduced:
-        _refuse_unsupported_reduced(est, engine, X_val)
-    else:
-        _refuse_unsupported(est, engine)
+    _refuse_unsupported(est, engine, X_val, reduced)
     y = check_semisup_labels(est._host_labels(y), estimator=name)[0]
     names = est._rule_names()
     t0 = time.perf_counter()
@@ -259,32 +270,6 @@ def decision_function(est, X):
 
 #: working memory of a block of feature rows (their float64 kernel rows to the basis)
 _FEATURE_BLOCK_BYTES = 2 ** 28
-
-
-def _refuse_unsupported_reduced(est, engine, X_val):
-    name, where = type(est).__name__, f"on the {engine.name} engine"
-    # an array engine (its module xp: the features and the solves run there), whatever
-    # full-kernel solver it offers
-    if getattr(engine, "xp", None) is None or getattr(engine, "sparse", None) is None:
-        raise ValueError(f"{name} has no fit {where}; pass X in memory (e.g. "
-                         "cupy.asnumpy(X)).")
-    rules = est._rule_names()
-    checks = [("kernel", est.kernel == "rbf", "use kernel='rbf'"),
-              ("basis", est.basis == "uniform",
-               "its reduced expansion draws the basis uniformly; use basis='uniform'"),
-              ("early_stopping", est.solver != "pcg" or not any(
-                  nm in ("validation", "mixed") for nm in rules),
-               "a validation set is not available there; use 'stability', a classical rule "
-               "or None"),
-              ("warm_start", not est.warm_start, "use warm_start=False"),
-              ("keep_path", not est.keep_path, "use keep_path=False")]
-    for param, ok, advice in checks:
-        if not ok:
-            raise ValueError(f"{name}({param}={getattr(est, param)!r}) is not available "
-                             f"{where}: {advice}, or pass X in memory.")
-    if X_val is not None:
-        raise ValueError(f"{name}: a validation set (X_val) is not available {where}; "
-                         "pass no X_val.")
 
 
 def _prepare(est, X, y, W, engine):

@@ -396,14 +396,8 @@ random_state :
         ------
         ndarray (M, K), rows on the simplex
         """
-        check_is_fitted(self, "assignments_")
-        if "scores" not in self.history_:
-            raise ValueError("LaplacianAssignment was fitted with keep_path=False: refit "
-                             "with keep_path=True to record the iterates.")
-        Wq = self._query_affinity(X)
-        for Z in self.history_["scores"]:
-            yield self._in_input_type(
-                lass_transform(Z, Wq, G_new, self.lam if lam is None else lam), X)
+        for Zq in self._staged(X, G_new, lam):
+            yield self._in_input_type(Zq, X)
 
     def staged_predict(self, X, G_new=None, lam=None):
         """Most-assigned class of each new item after each iteration (needs
@@ -413,11 +407,15 @@ random_state :
         ------
         ndarray (M,)
         """
+        for Zq in self._staged(X, G_new, lam):
+            yield self._in_input_type(self._labels(Zq), X)
+
+    def _staged(self, X, G_new, lam):
+        """The out-of-sample assignments of each recorded iterate (where they live)."""
         check_is_fitted(self, "assignments_")
         if "scores" not in self.history_:
             raise ValueError("LaplacianAssignment was fitted with keep_path=False: refit "
                              "with keep_path=True to record the iterates.")
         Wq = self._query_affinity(X)
         for Z in self.history_["scores"]:
-            Zq = lass_transform(Z, Wq, G_new, self.lam if lam is None else lam)
-            yield self._in_input_type(self._labels(Zq), X)
+            yield lass_transform(Z, Wq, G_new, self.lam if lam is None else lam)
