@@ -194,3 +194,26 @@ def test_device_line_search_step_equals_host(hinge):
     for a, b in zip(*out):
         np.testing.assert_allclose(a, b, rtol=1e-13)
     assert (out[0][0] != 0).all()
+
+
+def test_auto_takes_the_reduced_expansion_where_the_kernel_does_not_fit(monkeypatch):
+    """``n_basis="auto"`` on the device: the full kernel while it takes at most half of the
+    free device memory, above it the host's reduced rule (the same fit as that integer
+    n_basis), with a warning."""
+    from sklearn.datasets import make_moons
+
+    from semisup.lapsvm.reduced import auto_n_basis
+    X, y = make_moons(2400, noise=0.1, random_state=0)
+    y_train = np.full_like(y, -1)
+    y_train[:10], y_train[-10:] = y[:10], y[-10:]
+    full = LapRLS(gamma_A=1e-2, random_state=0).fit(dev(X), y_train)
+    assert full.n_basis_ == 2400 and full.basis_indices_ is None
+    # 2400^2 float64 entries are 46 MB: a device with 40 MB free holds no full kernel
+    monkeypatch.setattr("semisup.linalg.xp.free_memory", lambda xp: 40_000_000)
+    with pytest.warns(UserWarning, match="n_basis='auto'.*using the reduced expansion"):
+        auto = LapRLS(gamma_A=1e-2, random_state=0).fit(dev(X), y_train)
+    m = auto.n_basis_          # the host's rule, shrunk until the reduced fit's memory fits
+    assert 200 <= m <= auto_n_basis(2400, 8, 0.5 * 40_000_000) < 2400
+    ref = LapRLS(gamma_A=1e-2, random_state=0, n_basis=m).fit(dev(X), y_train)
+    np.testing.assert_array_equal(auto.basis_indices_, ref.basis_indices_)
+    np.testing.assert_array_equal(np.asarray(auto.transduction_), np.asarray(ref.transduction_))

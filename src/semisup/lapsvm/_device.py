@@ -9,8 +9,8 @@ search, the hinge's active set for LapSVM, the closed-form step for LapRLS); the
 coefficients stay there and :func:`decision_function` answers in the input's type.
 
 What it solves: eq. 7 (LapSVM) or eq. 14 (LapRLS) of Melacci & Belkin (2011) with the full
-expansion over the n training points (``n_basis=None``, or ``"auto"``: the device holds the
-kernel), with the host's solver semantics:
+expansion over the n training points (``n_basis=None``, or ``"auto"`` while the device
+holds the kernel: :func:`_basis_size`), with the host's solver semantics:
 
 * ``solver="pcg"``, and ``"auto"`` above 2000 points: PCG with the estimator's
   ``early_stopping`` (every rule of the host: ``"stability"`` by default, the paper's Alg. 2,
@@ -34,25 +34,28 @@ points there (:func:`_fit_reduced`, the functions of :mod:`semisup.lapsvm.reduce
 CuPy arrays): the basis drawn uniformly with ``random_state`` (the host fit's indices), the
 features ``K_nB T`` on the device, the direct solves (``solver="auto"``) or the reduced PCG
 with the ``"stability"`` or a classical stopping rule. ``n_basis="auto"`` keeps the full
-kernel there (the device holds it).
+kernel while it takes at most half of the free device memory, and above takes the host's
+reduced rule.
 """
 
 from __future__ import annotations
 
 import time
+import warnings
 
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
-from .._validation import check_semisup_labels
+from .._validation import _fmt_bytes, check_semisup_labels
 from ..engines import engine_for
 from ..engines._base import Engine
 from ..graph.degeneracy import warn_if_flat
 from ..kernels import scale_sigma
+from ..linalg import xp as xp_helpers
 from ..linalg.xp import array_modules, check_free_memory, laplacian_apply, rbf_kernel
 from .pcg import pcg
-from .reduced import (AUTO_N_BASIS, basis_transform, gram_block, reduced_newton, reduced_pcg,
-                      select_basis)
+from .reduced import (AUTO_MEMORY_SHARE, AUTO_MIN_BASIS, AUTO_N_BASIS, auto_n_basis,
+                      basis_transform, gram_block, reduced_newton, reduced_pcg, select_basis)
 from .stopping import make_rule
 
 __all__ = ["on_device", "fit", "decision_function"]
@@ -101,6 +104,38 @@ def _refuse_unsupported(est, engine, X_val=None, reduced=False):
                          "the reduced expansion; pass no X_val.")
 
 
+def _basis_size(est, engine, X):
+    """``m`` of the reduced expansion on the device, or ``None`` for the full kernel.
+
+    An integer ``n_basis`` is the reduced expansion (``min(n_basis, n)``). ``"auto"`` keeps
+    the full kernel where the device holds it: up to 2000 points, or while the n x n kernel
+    (``kernel_dtype``) takes at most half of the free device memory (all of MNIST in
+    float64 on an 80 GB card); above, the host's rule
+    (:func:`~semisup.lapsvm.reduced.auto_n_basis`, its features within that half), with a
+    warning that says so.
+    """
+    if est.n_basis is None:
+        return None
+    n = X.shape[0]
+    if est.n_basis != "auto":
+        return min(int(est.n_basis), n)
+    itemsize = np.dtype(est.kernel_dtype).itemsize
+    free = xp_helpers.free_memory(array_modules(X)[0])
+    budget = AUTO_MEMORY_SHARE * free
+    if n <= AUTO_N_BASIS or float(n) * n * itemsize <= budget:
+        return None
+    m = auto_n_basis(n, itemsize, budget)
+    # ... and the reduced fit's whole workspace within what its memory check allows
+    while m > AUTO_MIN_BASIS and _reduced_bytes(n, m, itemsize) > 0.9 * free:
+        m = max(AUTO_MIN_BASIS, int(0.9 * m))
+    warnings.warn(f"n_basis='auto': the full {n}x{n} {np.dtype(est.kernel_dtype).name} "
+                  f"kernel ({_fmt_bytes(float(n) * n * itemsize)}) would take more than "
+                  f"{AUTO_MEMORY_SHARE:.0%} of the free device memory; using the reduced "
+                  f"expansion with n_basis={m}. Set n_basis to choose.", UserWarning,
+                  stacklevel=4)
+    return m
+
+
 def _solver(est, n):
     """``"pcg"`` (with ``early_stopping``) or ``"minimiser"`` (PCG to tolerance, where the
     host's ``solver="auto"`` solves directly: up to 2000 points)."""
@@ -112,7 +147,8 @@ def fit(est, X, y, *, W=None, X_val=None, y_val=None, engine=None):
     docstring), on ``engine`` (of ``X`` and ``W``; looked up if not given). Returns ``est``."""
     name = type(est).__name__
     engine = engine_for(X, W) if engine is None else engine
-    reduced = est.n_basis not in ("auto", None)    # an int: the reduced expansion
+    m = _basis_size(est, engine, X)
+    reduced = m is not None
     _refuse_unsupported(est, engine, X_val, reduced)
     y = check_semisup_labels(est._host_labels(y), estimator=name)[0]
     names = est._rule_names()
@@ -125,7 +161,7 @@ def fit(est, X, y, *, W=None, X_val=None, y_val=None, engine=None):
     Y = engine.xp.asarray(est._encode(y, classes, labeled))
     apply_L = _laplacian(est, engine.asarray(W))
     if reduced:
-        res, alpha = _fit_reduced(est, engine, X, apply_L, Y, labeled, names, t0)
+        res, alpha = _fit_reduced(est, engine, X, apply_L, Y, labeled, names, t0, m)
     else:
         solver = _solver(est, n)
         needs_val = [nm for nm in names if nm in ("validation", "mixed")]
@@ -308,8 +344,14 @@ def _features(X, Xb, T, sigma, dtype):
     return Phi
 
 
-def _fit_reduced(est, engine, X, apply_L, Y, labeled, names, t0):
-    """The reduced expansion over ``m = min(n_basis, n)`` basis points, where ``X`` lives
+def _reduced_bytes(n, m, itemsize):
+    """The reduced fit's device memory: the n x m features, the n x 256 float64 blocks of
+    their Laplacian Gram and the m x m systems."""
+    return float(n) * m * itemsize + 24.0 * n * gram_block(n) + 3.0 * (m + 1) ** 2 * 8
+
+
+def _fit_reduced(est, engine, X, apply_L, Y, labeled, names, t0, m):
+    """The reduced expansion over ``m`` basis points (:func:`_basis_size`), where ``X`` lives
     (the host's :meth:`~semisup.lapsvm.estimator._LaplacianKernelClassifier._fit_reduced`).
     Returns the solver's result and ``alpha`` (the basis' coefficients).
 
@@ -324,15 +366,12 @@ def _fit_reduced(est, engine, X, apply_L, Y, labeled, names, t0):
     name = type(est).__name__
     xp = engine.xp
     n = X.shape[0]
-    m = min(int(est.n_basis), n)
     solver = est._solver_for(m, n)
     dtype = np.dtype(est.kernel_dtype)
-    # the features, the n x 256 float64 blocks of their Laplacian Gram and the m x m systems
-    check_free_memory(xp, float(n) * m * dtype.itemsize + 24.0 * n * gram_block(n)
-                  + 3.0 * (m + 1) ** 2 * 8,
-                  f"{name}(n_basis={m}) on n={n} points (the {n}x{m} kernel features)",
-                  "Use a smaller n_basis" + ("" if dtype == np.float32 else
-                                             " or kernel_dtype='float32'") + ".")
+    check_free_memory(xp, _reduced_bytes(n, m, dtype.itemsize),
+                      f"{name}(n_basis={m}) on n={n} points (the {n}x{m} kernel features)",
+                      "Use a smaller n_basis" + ("" if dtype == np.float32 else
+                                                 " or kernel_dtype='float32'") + ".")
     sigma = est.kernel_sigma_
     idx = select_basis(X, m, "uniform", random_state=est.random_state)   # host indices
     Xb = X[xp.asarray(idx)]

@@ -624,6 +624,9 @@ random_state :
         ``n m^2`` of m = 4000 at n = 16 000, within 0.25 point of the full model's error on
         MNIST there; 1912 on all of MNIST, 1000 from 256 000 points), shrunk with a
         warning to the largest m whose features take at most half the available memory.
+        On a GPU (a CuPy ``X``), ``"auto"`` keeps the full kernel while it takes at most
+        half of the free device memory (all of MNIST in float64 on an 80 GB card), and
+        above that takes this rule with a warning.
     basis : {"uniform", "kmeans++", "leverage"}, default="uniform"
         How ``B`` is drawn (seeded by ``random_state``): uniformly, by k-means++ seeding,
         or by approximate ridge leverage scores. On MNIST (n = 4000, 10 classes, 10 labels
