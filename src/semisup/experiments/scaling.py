@@ -301,7 +301,8 @@ OPTIONS = {
     "--sklearn-n": dict(type=int, default=None,
                         help="--knn-mnist: scikit-learn on the first this many points only"),
     "--methods": dict(nargs="+", default=None,
-                      help=f"--growth: estimators (default all: {', '.join(GROWTH_METHODS)})"),
+                      help=f"--growth: estimators (default all: {', '.join(GROWTH_METHODS)}; "
+                           "a subset writes its record under --out)"),
     "--start-n": dict(type=int, default=1000),
     "--factor": dict(type=float, default=2.0, help="--growth: ratio of the n's"),
     "--max-n-graph": dict(type=int, default=1_000_000),
@@ -320,7 +321,10 @@ def _run_bench(args) -> int:
         for name, value in QUICK.items():
             old = getattr(args, name)
             setattr(args, name, value if old is None else min(old, value))
-    path = report_path(args, "scaling")
+    # a subset of the growth methods is a partial run: under --out, never over the record
+    # of every method
+    path = (os.path.join(args.out, "scaling.md") if args.methods
+            else report_path(args, "scaling"))
     return write_parts(args, _parts(args), PARTS, lambda part: path, "scaling", echo=True)
 
 
