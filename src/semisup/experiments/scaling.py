@@ -187,7 +187,7 @@ def run_growth(args):
     if args.plot:
         png = os.path.join(os.path.dirname(report_path(args, "scaling")), "scaling_growth.png")
         _plot_growth(results, png)
-        body += [f"Log-log plot: `{png}`.", ""]
+        body += [f"Log-log plot: `{os.path.basename(png)}`, beside this record.", ""]
     return ("Time and peak memory against n",
             ["- data: two Gaussian classes in 10-D, 10 labels per class; each fit in a fresh "
              f"subprocess; a method stops after a fit over {args.max_seconds:g} s"], body)
