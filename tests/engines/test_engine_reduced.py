@@ -163,39 +163,6 @@ def test_reduced_on_the_engine_refuses_what_it_cannot_do(monkeypatch):
         LapRLS(n_basis=20).fit(Xd, y_train)
 
 
-@pytest.mark.parametrize("hinge", [False, True])
-def test_device_line_search_step_equals_host(hinge):
-    """The reduced PCG's step for arrays off the host (dot products there, the exact line
-    search on host copies of the labelled rows) is the host step, run here with numpy:
-    the same steps, stops and updates."""
-    from semisup.lapsvm.pcg import _ColumnStops, _line_search_step
-    from semisup.lapsvm.reduced import _line_search_step_xp
-    rng = np.random.default_rng(0)
-    n, r, c = 30, 5, 3
-    Y = np.where(rng.random((n, c)) < 0.3, rng.choice([-1.0, 1.0], (n, c)), 0.0)
-    lab_rows = np.flatnonzero((Y != 0).any(axis=1))
-    args = [rng.normal(size=s) for s in ((r, c), (c,), (n, c), (n, c), (r, c), (c,))]
-    act = np.array([0, 2])
-    FD, LFD = rng.normal(size=(n, 2)), rng.normal(size=(n, 2))
-    A, B, F, LF, D_a, D_b = args
-    for k, j in enumerate(act):      # descent directions: a positive step
-        E = (Y[:, j] != 0) & ((Y[:, j] * F[:, j] < 1) if hinge else True)
-        slope = (E * (F[:, j] - Y[:, j])) @ FD[:, k] + 1e-2 * A[:, j] @ D_a[:, j] \
-            + 0.1 * FD[:, k] @ LF[:, j]
-        if slope > 0:
-            FD[:, k], LFD[:, k], D_a[:, j], D_b[j] = -FD[:, k], -LFD[:, k], -D_a[:, j], -D_b[j]
-    out = []
-    for step in (_line_search_step, _line_search_step_xp):
-        A, B, F, LF, D_a, D_b = (a.copy() for a in args)
-        stops = _ColumnStops([], n, c)
-        sa, pieces = step(stops, 3, act, A, B, F, LF, D_a, D_a, D_b, FD, LFD, Y[lab_rows],
-                          lab_rows, gamma_A=1e-2, gamma_I=0.1, hinge=hinge)
-        out.append((sa, pieces, A, B, F, LF, stops.active.copy()))
-    for a, b in zip(*out):
-        np.testing.assert_allclose(a, b, rtol=1e-13)
-    assert (out[0][0] != 0).all()
-
-
 def test_auto_takes_the_reduced_expansion_where_the_kernel_does_not_fit(monkeypatch):
     """``n_basis="auto"`` on the device: the full kernel while it takes at most half of the
     free device memory, above it the host's reduced rule (the same fit as that integer

@@ -52,7 +52,7 @@ from .._validation import available_memory
 from ..linalg.xp import array_modules, to_host
 from .newton import _NewtonSteps
 from .objective import laplacian_operator
-from .pcg import _as_columns, _ColumnStops, _line_search_step, _start, exact_line_search
+from .pcg import _as_columns, _ColumnStops, _line_search_step, _start
 from .result import SolverResult
 from .stopping import Iterate
 
@@ -363,43 +363,6 @@ def _spd_solve(H, rhs):
         return sla.lstsq(H, rhs, lapack_driver="gelsy", check_finite=False)[0]
 
 
-class _HostView:
-    """A device array that a stopping rule reads on the host: indexing it copies it to the
-    host first (only the periodic rules index ``F``, at their checks)."""
-
-    def __init__(self, a):
-        self.a = a
-
-    def __getitem__(self, key):
-        return to_host(self.a)[key]
-
-
-def _line_search_step_xp(stops, t, act, A, B, F, LF, D_a, KD, D_b, FD, LFD, Yl, lab_rows, *,
-                         gamma_A, gamma_I, hinge):
-    """:func:`~semisup.lapsvm.pcg._line_search_step` for arrays off the host: the dot
-    products where the arrays live, the exact line search of each column on host copies of
-    its labelled rows (``|labelled|`` numbers), the update there. ``act``: host indices.
-    Returns the host steps of ``act`` and the mean number of pieces searched."""
-    xp, _ = array_modules(A)
-    s = np.zeros(A.shape[1])
-    pieces = []
-    Fl, FDl = to_host(F[lab_rows]), to_host(FD[lab_rows])
-    Yl = to_host(Yl)
-    for k, j in enumerate(act):
-        a_reg = float(gamma_A * (A[:, j] @ KD[:, j]) + gamma_I * (FD[:, k] @ LF[:, j]))
-        c_reg = float(gamma_A * (D_a[:, j] @ KD[:, j]) + gamma_I * (FD[:, k] @ LFD[:, k]))
-        s[j], npc = exact_line_search(Fl[:, j], FDl[:, k], Yl[:, j], a_reg, c_reg, hinge)
-        pieces.append(npc)
-    stops.stop(act[s[act] == 0.0], t - 1, "line search step 0")
-    sa = s[act]
-    sx, ax = xp.asarray(sa), xp.asarray(act)
-    A[:, ax] += sx * D_a[:, ax]
-    B[ax] += sx * D_b[ax]
-    F[:, ax] += sx * FD
-    LF[:, ax] += sx * LFD
-    return sa, float(np.mean(pieces))
-
-
 def reduced_pcg(Phi, L, y, *, gamma_A: float, gamma_I: float, power: int = 1,
                 use_bias: bool = False, hinge: bool = True, max_iter: int = 1000,
                 stopping=(), refresh_every: int | None = 50, beta0=None, b0=None,
@@ -438,11 +401,10 @@ def reduced_pcg(Phi, L, y, *, gamma_A: float, gamma_I: float, power: int = 1,
     """
     apply_L = L if callable(L) else laplacian_operator(L, power)
     xp, Y, squeeze, A, B = _setup(Phi, y, beta0, b0, use_bias)
-    host = xp is np
     n, c = Y.shape
     labeled = Y != 0
     lab_rows = xp.flatnonzero(labeled.any(axis=1))
-    Yl = Y[lab_rows]
+    Yl = to_host(Y[lab_rows])      # the line searches run on host copies of these rows
     F = _products(Phi, A) + B
     LF = apply_L(F)
 
@@ -463,20 +425,20 @@ def reduced_pcg(Phi, L, y, *, gamma_A: float, gamma_I: float, power: int = 1,
         res = xp.where(E, F - Y, 0.0)
         obj = 0.5 * ((res * res).sum(0) + gamma_A * (A * A).sum(0) + gamma_I * (F * LF).sum(0))
         gsq = (ga * ga).sum(0) + gb * gb
-        # the rules and the history read c numbers per iteration, and F only where a
-        # periodic rule checks it: host copies of those, off the host
-        return stops.record(Iterate(t=t, F=F if host else _HostView(F), obj=to_host(obj),
+        # the rules and the history read c numbers per iteration (host copies), and F only
+        # where a periodic rule checks it (the rule copies it then)
+        return stops.record(Iterate(t=t, F=F, obj=to_host(obj),
                                     grad_sq=to_host(gsq), ghat_sq=to_host(gsq),
                                     mixed_sq=to_host(gsq), f_val=val_scores), pieces, steps)
 
     stops.check(record(0, 0, 0.0))
-    search = _line_search_step if host else _line_search_step_xp
     for t, act in stops.iterations(max_iter):
         act = xp.asarray(act)      # (host bookkeeping; the columns of device arrays)
         FD = _products(Phi, D_a[:, act]) + D_b[act]
         LFD = apply_L(FD)
-        sa, pieces = search(stops, t, to_host(act), A, B, F, LF, D_a, D_a, D_b, FD, LFD, Yl,
-                            lab_rows, gamma_A=gamma_A, gamma_I=gamma_I, hinge=hinge)
+        sa, pieces = _line_search_step(stops, t, act, A, B, F, LF, D_a, D_a, D_b, FD, LFD,
+                                       Yl, lab_rows, gamma_A=gamma_A, gamma_I=gamma_I,
+                                       hinge=hinge)
         if refresh_every is not None and t % refresh_every == 0:
             F[:, act] = _products(Phi, A[:, act]) + B[act]
             LF[:, act] = apply_L(F[:, act])
