@@ -258,16 +258,10 @@ def _validation_targets(est, engine, X_val, y_val):
     if X_val is None or y_val is None:
         raise ValueError("pass both X_val and y_val, or neither.")
     Xv = engine.check_query_points(est, est._for_engine(X_val, engine))
-    y_val = np.asarray(est._host_labels(y_val))
-    if y_val.ndim != 1 or y_val.shape[0] != Xv.shape[0]:
-        raise ValueError(f"X_val has {Xv.shape[0]} rows but y_val has shape {y_val.shape}.")
-    unknown = np.setdiff1d(np.unique(y_val), est.classes_)
-    if unknown.size:
-        raise ValueError(f"y_val has labels {unknown.tolist()} that are not among the "
-                         f"training classes {est.classes_.tolist()}.")
+    Y_val = est._validation_labels(y_val, Xv.shape[0])
     K_val = engine.kernel(Xv, est.X_fit_, "rbf", dtype=np.dtype(est.kernel_dtype).name,
                           sigma=est.kernel_sigma_)
-    return K_val, est._encode(y_val, est.classes_)
+    return K_val, Y_val
 
 
 def fitted_on_device(est) -> bool:

@@ -262,18 +262,22 @@ class _LaplacianKernelClassifier(SemiSupervisedMixin, GraphMixin, ClassifierMixi
             raise ValueError("pass both X_val and y_val, or neither.")
         X_val = check_array(X_val, accept_sparse="csr", dtype=[np.float64, np.float32],
                             input_name="X_val")
-        y_val = np.asarray(y_val)
-        if y_val.ndim != 1 or y_val.shape[0] != X_val.shape[0]:
-            raise ValueError(f"X_val has {X_val.shape[0]} rows but y_val has shape "
-                             f"{y_val.shape}.")
         if X_val.shape[1] != n_features:
             raise ValueError(f"X_val has {X_val.shape[1]} columns but X has {n_features}.")
+        Y_val = self._validation_labels(y_val, X_val.shape[0])
+        return self._kernel(X_val, self.X_fit_, training=False)[0], Y_val
+
+    def _validation_labels(self, y_val, n_rows):
+        """The one-vs-all targets of ``y_val`` (on the host, whatever its array type): one
+        label per validation row, each among the training classes."""
+        y_val = np.asarray(self._host_labels(y_val))
+        if y_val.ndim != 1 or y_val.shape[0] != n_rows:
+            raise ValueError(f"X_val has {n_rows} rows but y_val has shape {y_val.shape}.")
         unknown = np.setdiff1d(np.unique(y_val), self.classes_)
         if unknown.size:
             raise ValueError(f"y_val has labels {unknown.tolist()} that are not among the "
                              f"training classes {self.classes_.tolist()}.")
-        Y_val = self._encode(y_val, self.classes_)
-        return self._kernel(X_val, self.X_fit_, training=False)[0], Y_val
+        return self._encode(y_val, self.classes_)
 
     @staticmethod
     def _encode(y, classes, labeled=None):
