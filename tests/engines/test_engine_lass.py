@@ -2,7 +2,7 @@
 
 ``NumpyArrayEngine`` (``test_engine_estimators.py``) takes exactly the path a CuPy input
 takes: the graph on the engine, the Laplacian built there, APG by the array-module loop
-(``solve(backend="xp")``: :func:`semisup.lass.apg.lanczos_max` for the step), fitted arrays
+(``solve(backend="xp")``: :func:`semisup.linalg.psd.lanczos_max` for the step), fitted arrays
 and predictions through the engine. ``test_gpu_lass.py`` repeats these with real CuPy.
 
 Tolerances. Below :data:`semisup.lass.apg.LANCZOS_MIN_N` items both paths take the
@@ -35,7 +35,7 @@ from semisup import LaplacianAssignment
 from semisup.graph import graph_from_neighbors, knn_search, laplacian
 from semisup.lass import apg as apg_module
 from semisup.lass import solve
-from semisup.lass.apg import lanczos_max
+from semisup.linalg.psd import lanczos_max
 from semisup.lass.kkt import kkt_residual
 from semisup.linalg import spd as spd_module
 

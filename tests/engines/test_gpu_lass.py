@@ -4,7 +4,7 @@ The GPU twins of ``test_engine_lass.py`` (run by ``tools/gpu_check.sh``, ``pytes
 tests/engines``). Tolerances as there, with cuSPARSE's own summation order: below
 :data:`semisup.lass.apg.LANCZOS_MIN_N` items both paths take the same step and the same
 loop, so at ``tol=1e-10`` the assignments agree to 1e-8 and the labels are identical;
-with the Lanczos step (ARPACK on the host, :func:`semisup.lass.apg.lanczos_max` on the
+with the Lanczos step (ARPACK on the host, :func:`semisup.linalg.psd.lanczos_max` on the
 device) objectives agree to ``2 tol |F|``, assignments to 1e-6.
 
 ADMM with block-CG Z-updates (``solver="cg"``, or ``"auto"`` with a numeric rho): the same

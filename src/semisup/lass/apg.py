@@ -34,8 +34,8 @@ import scipy.sparse.linalg as spla
 
 from .._optional import available
 from .._progress import log
+from ..linalg.psd import arpack_start, lanczos_max
 from ..linalg.xp import array_modules
-from ..linalg.psd import arpack_start
 
 #: safety factor on the Lanczos estimate of lambda_max(L) (Lanczos approaches it from below;
 #: a step slightly shorter than 1/Lip costs little, a longer one can diverge).
@@ -55,8 +55,9 @@ def lipschitz_constant(L, lam: float, *, lanczos: str = "arpack") -> float:
     """``2 lam lambda_max(L)``: Lanczos estimate times :data:`LIP_SAFETY`, capped by the
     Gershgorin bound ``4 lam max degree`` (which is used alone for small graphs).
 
-    ``lanczos="arpack"``: scipy's ``eigsh`` (host matrices); ``"xp"``: :func:`lanczos_max`
-    in ``L``'s array module (the device path; same start vector, same tolerance).
+    ``lanczos="arpack"``: scipy's ``eigsh`` (host matrices); ``"xp"``:
+    :func:`semisup.linalg.psd.lanczos_max` in ``L``'s array module (the device path; same
+    start vector, same tolerance).
     """
     xp, _ = array_modules(L)
     d = L.diagonal()
@@ -75,51 +76,6 @@ def lipschitz_constant(L, lam: float, *, lanczos: str = "arpack") -> float:
             except (spla.ArpackNoConvergence, spla.ArpackError):
                 pass
     return 2.0 * lam * max(lmax, np.finfo(float).tiny)
-
-
-def lanczos_max(A, v0, *, tol: float = 1e-3, max_steps: int = 300) -> float:
-    """Largest eigenvalue of the symmetric ``A`` by Lanczos, in ``v0``'s array module.
-
-    The three-term recurrence ``beta_{j+1} q_{j+1} = A q_j - alpha_j q_j - beta_j q_{j-1}``
-    (Golub & Van Loan, Algorithm 10.1.1) builds the tridiagonal ``T_m``; its largest
-    eigenvalue ``theta`` (a lower bound on ``lambda_max(A)``) is accepted when the
-    residual norm of its Ritz pair, ``|beta_{m+1} s_m|`` (``s`` the eigenvector of ``T_m``),
-    is at most ``tol |theta|`` (ARPACK's test). Without reorthogonalisation: lost
-    orthogonality only repeats converged Ritz values, never exceeds the spectrum. Only
-    ``A @ q`` runs where ``A`` lives; ``T_m`` is solved on the host (two scalars a step).
-    A start orthogonal to the top eigenvector returns a lower eigenvalue, as ARPACK does.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> A = np.diag([1.0, 2.0, 5.0])
-    >>> round(lanczos_max(A, np.ones(3)), 10)
-    5.0
-    """
-    import scipy.linalg as sla
-    xp, _ = array_modules(v0)
-    n = v0.shape[0]
-    q = v0 / float(xp.linalg.norm(v0))
-    q_prev = xp.zeros_like(q)
-    alphas, betas = [], []
-    beta, theta = 0.0, 0.0
-    for j in range(min(max_steps, n)):
-        w = A @ q
-        w = xp.asarray(w).ravel()
-        alpha = float(xp.dot(w, q))
-        w = w - alpha * q - beta * q_prev
-        beta = float(xp.linalg.norm(w))
-        alphas.append(alpha)
-        if len(alphas) == 1:
-            theta, s_last = alpha, 1.0
-        else:
-            ev, S = sla.eigh_tridiagonal(np.array(alphas), np.array(betas))
-            theta, s_last = float(ev[-1]), float(S[-1, -1])
-        if abs(beta * s_last) <= tol * abs(theta) or beta == 0.0:
-            break
-        betas.append(beta)
-        q_prev, q = q, w / beta
-    return theta
 
 
 def project_rows_michelot(V: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
@@ -170,10 +126,11 @@ def apg(L, G, lam: float, Z0, *, tol: float, max_iter: int, check_every: int = 1
     ``"numpy"`` (numpy/scipy), ``"numba"`` (the parallel compiled kernels of
     :mod:`semisup.lass._apg_numba`, optional ``[fast]`` extra; same iterates up to
     rounding), ``"xp"`` (the array-module loop in the arrays' module, e.g. CuPy on a GPU,
-    with :func:`lanczos_max` for the step: the device path) or ``"auto"`` (``"xp"`` for
-    arrays off the host, else numba from :data:`NUMBA_MIN_N` items when installed). The
-    numpy and xp paths run the same loop; they differ in the Lanczos estimate of the step
-    (ARPACK or :func:`lanczos_max`, from :data:`LANCZOS_MIN_N` items). Returns
+    with :func:`~semisup.linalg.psd.lanczos_max` for the step: the device path) or
+    ``"auto"`` (``"xp"`` for arrays off the host, else numba from :data:`NUMBA_MIN_N` items
+    when installed). The numpy and xp paths run the same loop; they differ in the Lanczos
+    estimate of the step (ARPACK or :func:`~semisup.linalg.psd.lanczos_max`, from
+    :data:`LANCZOS_MIN_N` items). Returns
     ``(Z, LZ, n_iter, converged, history, timings)`` where ``history`` has the objective
     ``"objective"`` and the certified gap ``"gap"`` (absolute) of each checked iterate.
 

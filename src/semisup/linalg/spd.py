@@ -28,6 +28,7 @@ import scipy.sparse.linalg as spla
 from scipy.sparse.csgraph import reverse_cuthill_mckee
 
 from .._validation import check_memory
+from .xp import array_modules
 
 #: ``method="auto"``: dense Cholesky up to this many rows.
 DENSE_MAX_N = 500
@@ -61,7 +62,7 @@ def _float64(a):
 
 def _on_device(a) -> bool:
     """Whether ``a`` is a CuPy array or a ``cupyx`` sparse matrix (the GPU engine's)."""
-    return type(a).__module__.split(".")[0] in ("cupy", "cupyx")
+    return array_modules(a)[0] is not np
 
 
 def _colnorm(R: np.ndarray, norm: str) -> np.ndarray:
