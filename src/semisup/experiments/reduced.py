@@ -1,6 +1,6 @@
 """LapRLS / LapSVM with a reduced kernel expansion at scale: ``semisup bench reduced`` (issue #31).
 
-Four parts (``--only``; default all), each a section ``reduced:<part>`` of
+Five parts (``--only``; default all), each a section ``reduced:<part>`` of
 ``docs/benchmarks/lapsvm.md`` (``growth``: of ``scaling.md``; ``--quick``, at small sizes:
 both under ``--out``):
 
@@ -11,6 +11,9 @@ labels per class, LapRLS and LapSVM at their defaults and ``HarmonicFunction`` o
 graph. ``million``: 10^6 points of deformed MNIST (:func:`make_points`), 10 labels per
 class, the approximate graph (pynndescent). ``growth``: time and peak memory against ``n``
 at ``m = --growth-m`` on the same deformed MNIST, with the fitted exponents.
+``crossover``: the full expansion against the reduced rule's ``m`` on MNIST subsets around
+:data:`~semisup.lapsvm.reduced.AUTO_FULL_N`, where ``n_basis="auto"`` turns from one to the
+other.
 
 Every measurement (:func:`measure`) runs in a fresh subprocess under ``--blas-threads`` BLAS
 threads: the wall time of ``fit`` (graph, kernel features and solve; the first-call costs
@@ -32,12 +35,13 @@ from ._bench import growth_exponent, in_child, load_mnist, measured, write_parts
 from ._report import markdown_table
 from ._runner import add_command, only_set, repo_docs, unit_cache
 
-PARTS = ("16k", "mnist", "million", "growth")
+PARTS = ("16k", "mnist", "million", "growth", "crossover")
 #: sizes of a full run and of ``--quick`` (a few minutes on two cores)
 SIZES = dict(n16k=16_000, m16k=(1000, 2000, 3000, 6000), mnist=None, million=1_000_000,
-             growth=(15_625, 31_250, 62_500, 125_000, 250_000, 500_000, 1_000_000))
+             growth=(15_625, 31_250, 62_500, 125_000, 250_000, 500_000, 1_000_000),
+             crossover=(3000, 4000, 6000, 8000, 10_000, 12_000))
 QUICK = dict(n16k=2_000, m16k=(250, 500, 1000), mnist=5_000, million=20_000,
-             growth=(2_500, 5_000, 10_000, 20_000))
+             growth=(2_500, 5_000, 10_000, 20_000), crossover=(1000, 3000))
 #: the library code a measurement runs, and the protocol's version (bumped by hand when the
 #: measurement code changes): the cache's version
 CODE = (("semisup.lapsvm", "semisup.baselines.harmonic", "semisup.graph", "semisup.kernels"),
@@ -305,6 +309,26 @@ def part_growth(args):
                                       "of peak RSS above the start:"]), ""])
 
 
+def part_crossover(args):
+    from ..lapsvm.reduced import AUTO_FULL_N, auto_n_basis
+    rows = []
+    for n in _size(args, "crossover"):
+        m = auto_n_basis(n)
+        for method in args.methods:
+            for full in (True, False):
+                r = run_child(_spec(args, n=n, method=method,
+                                    params=dict(n_basis=None if full else m)), args)
+                label = "full (n_basis=None)" if full else f"reduced, n_basis={m}"
+                rows.append([n, *_row(r, label + (", the default" if full == (
+                    n <= AUTO_FULL_N) else ""))])
+    return (f"{ISSUE}(d) Where n_basis='auto' turns from the full expansion to the reduced "
+            "one, MNIST subsets (10 labels per class, exact 10-NN graph)", NOTES, [
+                markdown_table(rows, ["n:", *COLS]), "",
+                f"`n_basis='auto'` takes the full expansion up to {AUTO_FULL_N} points (where "
+                "the kernel takes at most half the available memory), the reduced one above "
+                "(m = min(n, clip(sqrt(16 000 * 4000^2 / n), 1000, 4000))).", ""])
+
+
 # ------------------------------------------------------------------------------------------
 # Command line
 
@@ -332,7 +356,8 @@ def _run(args) -> int:
 
     selected = [p for p in PARTS if p in only_set(args, PARTS)]
     return write_parts(args, selected, {"16k": part_16k, "mnist": part_mnist,
-                                        "million": part_million, "growth": part_growth},
+                                        "million": part_million, "growth": part_growth,
+                                        "crossover": part_crossover},
                        path_of, "reduced")
 
 
@@ -345,7 +370,8 @@ def add_bench_parser(subparsers) -> None:
                     "time against m at n = 16 000, the full model beside), mnist (all 70 000, "
                     "10 and 100 labels per class, HarmonicFunction beside), million (10^6 "
                     "deformed MNIST points, approximate graph), growth (time and memory "
-                    "against n at fixed m). Each fit in a fresh subprocess.",
+                    "against n at fixed m), crossover (the full expansion against the reduced "
+                    "one around where n_basis='auto' turns). Each fit in a fresh subprocess.",
         needs=lambda a: {p: ("mnist",) * (a.source == "mnist") for p in only_set(a, PARTS)},
         only_help="which parts (default all)",
         quick_help="small sizes (n = 2000 / 5000 / 20 000, growth to 20 000), written under "

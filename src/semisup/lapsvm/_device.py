@@ -54,7 +54,7 @@ from ..kernels import scale_sigma
 from ..linalg import xp as xp_helpers
 from ..linalg.xp import array_modules, check_free_memory, laplacian_apply, rbf_kernel
 from .pcg import pcg
-from .reduced import (AUTO_MEMORY_SHARE, AUTO_MIN_BASIS, AUTO_N_BASIS, auto_n_basis,
+from .reduced import (AUTO_DIRECT_N, AUTO_MEMORY_SHARE, AUTO_MIN_BASIS, auto_n_basis,
                       basis_transform, gram_block, reduced_newton, reduced_pcg, select_basis)
 from .stopping import make_rule
 
@@ -122,7 +122,7 @@ def _basis_size(est, engine, X):
     itemsize = np.dtype(est.kernel_dtype).itemsize
     free = xp_helpers.free_memory(array_modules(X)[0])
     budget = AUTO_MEMORY_SHARE * free
-    if n <= AUTO_N_BASIS or float(n) * n * itemsize <= budget:
+    if n <= AUTO_DIRECT_N or float(n) * n * itemsize <= budget:
         return None
     m = auto_n_basis(n, itemsize, budget)
     # ... and the reduced fit's whole workspace within what its memory check allows
@@ -139,7 +139,7 @@ def _basis_size(est, engine, X):
 def _solver(est, n):
     """``"pcg"`` (with ``early_stopping``) or ``"minimiser"`` (PCG to tolerance, where the
     host's ``solver="auto"`` solves directly: up to 2000 points)."""
-    return "minimiser" if est.solver == "auto" and n <= AUTO_N_BASIS else "pcg"
+    return "minimiser" if est.solver == "auto" and n <= AUTO_DIRECT_N else "pcg"
 
 
 def fit(est, X, y, *, W=None, X_val=None, y_val=None, engine=None):
@@ -227,7 +227,7 @@ def _solve_full(est, K, apply_L, Y, unlabeled, K_val, Y_val, names, solver):
                    max_iter=MINIMISER_MAX_ITER if est.max_iter is None else est.max_iter,
                    _advice=f"the relative gradient norm fell below stop_tol={tol:g} "
                            "(solver='auto' runs PCG to the minimiser on the device up to "
-                           f"{AUTO_N_BASIS} points); raise max_iter or loosen stop_tol.",
+                           f"{AUTO_DIRECT_N} points); raise max_iter or loosen stop_tol.",
                    **common)
     rules = est._rules(names, unlabeled, Y_val, Y.shape[1] if Y.ndim == 2 else 1)
     return pcg(K, apply_L, Y, stopping=rules, K_val=K_val,

@@ -33,8 +33,9 @@ from .dual import dual_lapsvm
 from .newton import newton
 from .objective import laplacian_operator
 from .pcg import pcg
-from .reduced import (AUTO_MEMORY_SHARE, AUTO_N_BASIS, BASES, auto_n_basis, basis_transform,
-                      feature_budget, gram_block, reduced_newton, reduced_pcg, select_basis)
+from .reduced import (AUTO_DIRECT_N, AUTO_FULL_N, AUTO_MEMORY_SHARE, BASES, auto_n_basis,
+                      basis_transform, feature_budget, gram_block, reduced_newton,
+                      reduced_pcg, select_basis)
 from .stopping import RULES, make_rule
 
 __all__ = ["LapSVM", "LapRLS"]
@@ -128,8 +129,9 @@ class _LaplacianKernelClassifier(SemiSupervisedMixin, GraphMixin, ClassifierMixi
         """``m`` of the reduced expansion, or ``None`` for the full one.
 
         ``n_basis="auto"`` is the full expansion where it is the natural one: a precomputed
-        kernel (its columns are the training points), the dual solver, and ``n <= 2000``
-        (the reduced model would take every point); otherwise
+        kernel (its columns are the training points), the dual solver, ``n <= 2000``, and
+        ``n <= 8000`` where the kernel takes at most half of the available memory (there
+        its PCG is both faster and more accurate, :data:`~.reduced.AUTO_FULL_N`); otherwise
         :func:`~semisup.lapsvm.reduced.auto_n_basis` (``min(n, clip(sqrt(W / n), 1000,
         4000))``, shrunk with a warning where its features would not fit).
         """
@@ -142,10 +144,12 @@ class _LaplacianKernelClassifier(SemiSupervisedMixin, GraphMixin, ClassifierMixi
                              "kernel='precomputed' use n_basis=None (or 'auto').")
         if self.n_basis != "auto":
             return min(int(self.n_basis), n)
-        if self.solver == "dual" or n <= AUTO_N_BASIS:
+        if self.solver == "dual" or n <= AUTO_DIRECT_N:
             return None
-        itemsize = np.dtype(self.kernel_dtype).itemsize
-        m, wanted = auto_n_basis(n, itemsize, feature_budget()), auto_n_basis(n)
+        itemsize, budget = np.dtype(self.kernel_dtype).itemsize, feature_budget()
+        if n <= AUTO_FULL_N and float(n) * n * itemsize <= budget:
+            return None
+        m, wanted = auto_n_basis(n, itemsize, budget), auto_n_basis(n)
         if m < wanted:
             warnings.warn(
                 f"n_basis='auto': {wanted} basis points on {n} points need "
@@ -164,7 +168,7 @@ class _LaplacianKernelClassifier(SemiSupervisedMixin, GraphMixin, ClassifierMixi
                              "n_basis=None, or another solver.")
         if self.solver != "auto":
             return self.solver
-        if m is None and n > AUTO_N_BASIS:
+        if m is None and n > AUTO_DIRECT_N:
             return "pcg"
         return "newton" if self._hinge else "closed_form"
 
@@ -623,11 +627,15 @@ random_state :
         ``K_nB K_BB^{-1/2}`` (:mod:`semisup.lapsvm.reduced`): time ``O(n m^2)``, memory
         ``n m``, predictions ``m`` kernel values per point. ``None``: the full expansion
         over every training point (the paper's model; the n x n kernel). ``"auto"``: the
-        full expansion for a precomputed kernel, the dual solver, or up to 2000 points in
-        memory; else ``m = min(n, clip(sqrt(16 000 * 4000^2 / n), 1000, 4000))`` (the work
-        ``n m^2`` of m = 4000 at n = 16 000, within 0.25 point of the full model's error on
-        MNIST there; 1912 on all of MNIST, 1000 from 256 000 points), shrunk with a
-        warning to the largest m whose features take at most half the available memory.
+        full expansion for a precomputed kernel, the dual solver, up to 2000 points, and
+        up to 8000 points where the n x n kernel takes at most half the available memory
+        (on MNIST subsets its PCG was faster there, and as accurate or up to 3.6 points
+        more); else
+        ``m = min(n, clip(sqrt(16 000 * 4000^2 / n), 1000, 4000))`` (the work ``n m^2`` of
+        m = 4000 at n = 16 000, where MNIST's error was 2.9 points above the full model's,
+        in a third of its time; 1912 on all of MNIST, 1000 from 256 000 points), shrunk
+        with a warning to the largest m whose features take at most half the available
+        memory.
         On a GPU (a CuPy ``X``), ``"auto"`` keeps the full kernel while it takes at most
         half of the free device memory (all of MNIST in float64 on an 80 GB card), and
         above that takes this rule with a warning.
