@@ -168,6 +168,22 @@ def test_auto_uses_exact_for_small_inputs(points):
                ).max() == 0
 
 
+def test_auto_is_exact_while_the_exact_search_is_cheaper_than_nn_descents_compilation(
+        monkeypatch):
+    """60 000 MNIST images (x 784) and 80 000 points of 50 features are searched exactly by
+    ``"auto"``; all of MNIST and 90 000 x 50 are past the bound (NN-descent where
+    pynndescent is installed); sparse points and a missing pynndescent search exactly."""
+    from semisup.graph import neighbors
+    assert neighbors.auto_search_method(60_000, 784) == "exact"
+    assert neighbors.auto_search_method(80_000, 50) == "exact"
+    monkeypatch.setattr(neighbors, "available", lambda name: True)
+    assert neighbors.auto_search_method(70_000, 784) == "approx"
+    assert neighbors.auto_search_method(90_000, 50) == "approx"
+    assert neighbors.auto_search_method(10 ** 6, 50, sparse=True) == "exact"
+    monkeypatch.setattr(neighbors, "available", lambda name: False)
+    assert neighbors.auto_search_method(10 ** 6, 50) == "exact"
+
+
 @pytest.mark.parametrize("kwargs,match", [
     (dict(n_neighbors=120), "smaller than the number of points"),
     (dict(n_neighbors=0), "n_neighbors"),

@@ -111,15 +111,13 @@ def _mean_sd(values):
     return f"{a.mean():.1f} ± {a.std(ddof=1) if a.size > 1 else 0.0:.1f} ({a.size})"
 
 
-def _resolved(params, n):
+def _resolved(params, n, d):
     """What ``knn_method="auto"`` chose (the front-end's rule), for the record."""
-    from .._optional import available
-    from ..graph.neighbors import AUTO_APPROX_THRESHOLD
+    from ..graph.neighbors import auto_search_method
     if params["knn_method"] != repr("auto"):
         return ""
-    if n > AUTO_APPROX_THRESHOLD and available("pynndescent"):
-        return (f" (approximate: pynndescent NN-descent above {AUTO_APPROX_THRESHOLD} "
-                "points, random_state=None)")
+    if auto_search_method(n, d) == "approx":
+        return " (approximate: pynndescent NN-descent, random_state=None)"
     return " (exact)"
 
 
@@ -144,7 +142,7 @@ def _lib_graphs(X, ys0, methods, priors, threads, gl, verbose):
             p = dict(gk)
             rows.append(dict(graph="lib", how=f"{m}().fit(X, y) front-end: n_neighbors="
                              f"{p['n_neighbors']}, weights={p['weights']}, knn_method="
-                             f"{p['knn_method']}{_resolved(p, len(ys0))}", edges=W.nnz // 2,
+                             f"{p['knn_method']}{_resolved(p, *X.shape)}", edges=W.nnz // 2,
                              times={t: v[1] for t, v in times.items()},
                              fit={t: v[0] for t, v in times.items()}))
         Ws[m] = built[gk]

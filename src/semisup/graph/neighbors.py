@@ -24,9 +24,18 @@ from .._validation import check_finite, divide
 from ..engines import engine_for
 from .weights import symmetrize_graph
 
-#: above this many points ``method="auto"`` uses approximate neighbours when pynndescent is
-#: installed (exact brute force is O(n^2 d); NN-descent is roughly O(n^1.14 d)).
-AUTO_APPROX_THRESHOLD = 20_000
+#: ``method="auto"``: the exact search while its work ``n^2 (EXACT_PAIR_WORK + d)`` is at
+#: most this, NN-descent above (:func:`auto_search_method`). On this project's two cores
+#: the exact search took 2-3e-12 s per unit (40 000 MNIST images: 10.5 s, all 70 000: 24.8 s;
+#: 80 000 x 50: 11.8 s; 80 000 x 10: 10.7 s), so the bound is about 15-20 s of search;
+#: NN-descent's first call in a process pays pynndescent's numba compilation, 21-24 s
+#: whatever n (a second call on 25 000 x 50 points: 0.4 s; all of MNIST warm: 4-8 s), and
+#: its graph is approximate: in a fresh process PoissonLearning().fit on all of MNIST took
+#: 29.6 s with it and 27.4 s with the exact search, which the bound leaves to NN-descent.
+AUTO_EXACT_WORK = 6.5e12
+#: the per-pair work of the exact search besides the products (threshold, selection), in
+#: units of one coordinate's multiply-add
+EXACT_PAIR_WORK = 850
 
 _WEIGHTS = ("binary", "heat", "distance", "self_tuning")
 _METRICS = ("euclidean", "cosine")
@@ -525,6 +534,24 @@ def knn_search(X, n_neighbors: int = 10, *, metric: str = "euclidean", method: s
                                     n_jobs=n_jobs, random_state=random_state)
 
 
+def auto_search_method(n: int, d: int, *, sparse: bool = False) -> str:
+    """What ``method="auto"`` searches ``n`` points of ``d`` features with: ``"exact"``
+    while ``n^2 (EXACT_PAIR_WORK + d) <= AUTO_EXACT_WORK`` (15-20 s on two cores: 60 000
+    MNIST images, 85 000 points of 50 features), for sparse points, or without pynndescent;
+    ``"approx"`` (NN-descent) above, where the exact search's ``O(n^2 d)`` outgrows
+    NN-descent's per-process compilation and roughly ``O(n^1.14 d)`` search.
+
+    Examples
+    --------
+    >>> from semisup.graph.neighbors import auto_search_method
+    >>> auto_search_method(60_000, 784), auto_search_method(10**6, 50, sparse=True)
+    ('exact', 'exact')
+    """
+    if sparse or float(n) ** 2 * (EXACT_PAIR_WORK + d) <= AUTO_EXACT_WORK:
+        return "exact"
+    return "approx" if available("pynndescent") else "exact"
+
+
 def knn_search_in_memory(X, n_neighbors, *, metric="euclidean", method="auto", n_jobs=None,
                          random_state=None, validated=False):
     """:func:`knn_search` of in-memory points (the in-process engine's search).
@@ -542,8 +569,7 @@ def knn_search_in_memory(X, n_neighbors, *, metric="euclidean", method="auto", n
     if k >= n:
         raise ValueError(f"n_neighbors={k} must be smaller than the number of points ({n}).")
     if method == "auto":
-        method = ("approx" if n > AUTO_APPROX_THRESHOLD and not sp.issparse(X)
-                  and available("pynndescent") else "exact")
+        method = auto_search_method(n, X.shape[1], sparse=sp.issparse(X))
     scale = _safe_scale(X)
     if scale != 1.0:
         # not X * (1 / scale): 1 / scale overflows to inf for a subnormal scale
@@ -694,8 +720,9 @@ def knn_graph(X, n_neighbors: int = 10, *, weights: str = "binary", sigma: float
         lie near a subspace, see ``_exact_neighbors``; a dask array ``X`` is searched
         blockwise on the Dask workers, extra ``[dask]``) or NN-descent (pynndescent,
         extra ``[fast]``).
-        ``auto`` is approximate above ``AUTO_APPROX_THRESHOLD`` points when pynndescent is
-        installed (and ``X`` is in memory).
+        ``auto`` is exact up to 15-20 s of search (60 000 MNIST images) and approximate
+        above when pynndescent is installed and ``X`` is dense and in memory
+        (:func:`auto_search_method`).
     n_jobs : int, optional
         Threads of the exact search's selection and re-ranking (default: as many as the
         BLAS uses; its products use the BLAS threads), jobs of the approximate search.
