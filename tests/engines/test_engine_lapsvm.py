@@ -11,8 +11,8 @@ quadratic is nearly solved, moves along nearly flat directions where the line se
 cancelling terms (``gamma_A a'K d + gamma_I fd'L f``) turn the Laplacian's rounding into
 differences of up to ~1e-4 of the scale (measured; the objective alike). The tests
 use ``gamma_A >= 1e-2``: at the default 1e-6 the path amplifies rounding further (the host
-says so of ``solver="auto"``). ``solver="auto"`` up to 2000 points is PCG to the minimiser
-on the device, against the host's Newton / closed form: 1e-7 of the scale.
+says so of ``solver="auto"``). ``solver="auto"`` up to 8000 points is PCG to
+the minimiser on the device, against the host's Newton / closed form: 1e-7 of the scale.
 """
 
 from __future__ import annotations
@@ -62,11 +62,12 @@ def _same_fit(est, ref, X, Xq, rtol):
 @pytest.mark.parametrize("cls", [LapSVM, LapRLS])
 @pytest.mark.parametrize("kind", ["moons", "blobs"])
 def test_default_stability_stopping_above_2000_points_equals_host(cls, kind):
-    """n > 2000, solver='auto': PCG with the paper's stability check on both, stopping at
-    the same iteration with the same decisions (the full expansion on the host)."""
+    """n > 2000, solver='pcg' (the default above 8000 points): PCG
+    with the paper's stability check on both, stopping at the same iteration with the same
+    decisions (the full expansion on the host)."""
     X, y, y_train = _large(kind)
-    ref = cls(n_basis=None, gamma_A=1e-2).fit(X, y_train)
-    est = cls(gamma_A=1e-2).fit(dev(X), dev(y_train))
+    ref = cls(n_basis=None, solver="pcg", gamma_A=1e-2).fit(X, y_train)
+    est = cls(solver="pcg", gamma_A=1e-2).fit(dev(X), dev(y_train))
     assert ref.stop_reason_ == "stability" and ref.n_iter_ < 1000
     _same_fit(est, ref, X, X[::37] + 0.03, _rtol(cls))
     assert est.history_["stability"] == ref.history_["stability"]
@@ -75,7 +76,7 @@ def test_default_stability_stopping_above_2000_points_equals_host(cls, kind):
 
 def test_float32_kernel_stability_stopping_equals_host():
     X, y, y_train = _large("blobs")
-    params = dict(kernel_dtype="float32", gamma_A=1e-2, use_bias=True)
+    params = dict(kernel_dtype="float32", gamma_A=1e-2, use_bias=True, solver="pcg")
     ref = LapSVM(n_basis=None, **params).fit(X, y_train)
     est = LapSVM(**params).fit(dev(X), y_train)
     _same_fit(est, ref, X, X[::37] + 0.03, 1e-4)
@@ -120,6 +121,21 @@ def test_lapsvm_auto_up_to_2000_points_is_the_minimiser(data, use_bias):
     params = dict(gamma_A=1e-2, use_bias=use_bias)
     ref = LapSVM(**params).fit(X, y_train)
     est = LapSVM(**params).fit(dev(X), dev(y_train))
+    _same_minimiser(est, ref, X)
+
+
+@pytest.mark.parametrize("cls", [LapSVM, LapRLS])
+def test_auto_above_2000_points_is_the_minimiser_up_to_the_hosts_direct_bound(cls):
+    """solver='auto' at 2000 < n <= the host's direct bound (8000 points):
+    the host's direct solve of the full expansion, PCG to the minimiser on the device."""
+    X, y, y_train = _large("blobs")
+    ref = cls(gamma_A=1e-2).fit(X, y_train)
+    est = cls(gamma_A=1e-2).fit(dev(X), dev(y_train))
+    assert ref.n_basis_ == est.n_basis_ == X.shape[0] and ref.basis_indices_ is None
+    _same_minimiser(est, ref, X)
+
+
+def _same_minimiser(est, ref, X):
     assert est.converged_ and est.stop_reason_ in ("mixed_grad", "line search step 0")
     f0 = ref.decision_function(X)
     atol = 1e-7 * np.abs(f0).max()

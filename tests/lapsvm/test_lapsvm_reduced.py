@@ -217,27 +217,31 @@ def test_auto_keeps_the_full_expansion_where_the_reproductions_run():
         assert a.n_iter_ > 1
 
 
-def test_auto_is_the_full_expansion_up_to_8000_points_where_its_kernel_fits(monkeypatch):
-    """n_basis='auto' between 2000 and AUTO_FULL_N points: the full expansion (PCG with the
-    stability stop, as n_basis=None) while the n x n kernel fits the memory budget, the
-    reduced rule where it does not and above AUTO_FULL_N."""
+def test_auto_solves_the_full_expansion_directly_up_to_its_bound_where_it_fits(monkeypatch):
+    """n_basis='auto' between 2000 points and AUTO_FULL_N: the full expansion by the direct solve (the minimiser, as n_basis=None with
+    solver='closed_form'), while the direct solve's memory fits the budget; the reduced rule
+    where it does not and above the bound; n_basis=None with solver='auto' there: the
+    direct solve where it fits, PCG otherwise."""
     import semisup.lapsvm.estimator as est_module
     from semisup.lapsvm.reduced import AUTO_FULL_N
     X, t = make_moons(2100, noise=0.1, random_state=0)
     y = np.full(2100, -1)
     y[:10] = t[:10]
     a = LapRLS(n_neighbors=5, random_state=0).fit(X, y)
-    b = LapRLS(n_neighbors=5, random_state=0, n_basis=None).fit(X, y)
-    assert a.n_basis_ == 2100 and a.basis_indices_ is None and a.stop_reason_ == "stability"
+    b = LapRLS(n_neighbors=5, n_basis=None, solver="closed_form").fit(X, y)
+    assert a.n_basis_ == 2100 and a.basis_indices_ is None and a.n_iter_ == 1
     np.testing.assert_array_equal(a.alpha_, b.alpha_)
     monkeypatch.setattr(est_module, "feature_budget", lambda: 1e12)
-    assert LapRLS()._basis_size(AUTO_FULL_N) is None
-    assert LapRLS()._basis_size(AUTO_FULL_N + 1) == auto_n_basis(AUTO_FULL_N + 1)
-    assert LapRLS(solver="pcg")._basis_size(AUTO_FULL_N + 1) == 4000
-    # a kernel above the budget: the reduced rule (float32 halves the kernel)
-    monkeypatch.setattr(est_module, "feature_budget", lambda: 6000 * 6000 * 6.0)
-    assert LapRLS()._basis_size(6000) == 4000
-    assert LapRLS(kernel_dtype="float32")._basis_size(6000) is None
+    for est, bound in ((LapRLS(), AUTO_FULL_N), (LapSVM(), AUTO_FULL_N)):
+        assert est._basis_size(bound) is None and est._solver_for(None, bound) != "pcg"
+        assert est._basis_size(bound + 1) == auto_n_basis(bound + 1)
+        assert est._solver_for(None, bound + 1) == "pcg"
+    # a direct workspace (kernel + 3 n^2 float64) above the budget: the reduced rule
+    monkeypatch.setattr(est_module, "feature_budget", lambda: 6000 * 6000 * 8 * 3.5)
+    assert LapRLS()._basis_size(6000) == 4000 and LapRLS()._solver_for(None, 6000) == "pcg"
+    monkeypatch.setattr(est_module, "feature_budget", lambda: 6000 * 6000 * 8 * 4.5)
+    assert LapRLS()._basis_size(6000) is None
+    assert LapRLS()._solver_for(None, 6000) == "closed_form"
 
 
 def test_warm_start_on_the_same_basis_starts_at_the_previous_solution():

@@ -315,3 +315,39 @@ def test_solvers_return_the_training_decision_values():
                 newton(P["K"], P["L"], P["y"], use_bias=True, **_kw(P))):
         np.testing.assert_allclose(res.decision, P["K"] @ res.alpha + res.b,
                                    atol=1e-8 * np.abs(res.decision).max())
+
+
+@pytest.mark.parametrize("use_bias", [False, True])
+@pytest.mark.parametrize("gamma_A", [1e-2, 1e-6])
+def test_newton_steps_through_the_labelled_factorisation_equal_dense_solves(
+        monkeypatch, use_bias, gamma_A):
+    """Newton's later steps (error sets inside the labelled set) go through the first
+    step's factorisation by Woodbury's identity: one Newton matrix formed in all, every
+    column's step count and decision values those of a dense solve per column and step
+    (to 1e-7 of their scale at gamma_A = 1e-6)."""
+    import importlib
+
+    from sklearn.datasets import make_blobs
+
+    from semisup.graph import knn_graph, laplacian
+    from semisup.kernels import make_kernel
+    mod = importlib.import_module("semisup.lapsvm.newton")
+    X, t = make_blobs(300, centers=4, cluster_std=2.0, random_state=0)
+    K = make_kernel(X, sigma=2.0)[0]
+    L = laplacian(knn_graph(X, 6), kind="normalized")
+    Y = np.zeros((300, 4))
+    lab = np.random.default_rng(0).choice(300, 40, replace=False)
+    Y[lab] = -1.0
+    Y[lab, t[lab]] = 1.0
+    formed = []
+    matrix = mod._newton_matrix
+    monkeypatch.setattr(mod, "_newton_matrix", lambda *a: formed.append(1) or matrix(*a))
+    fast = newton(K, L, Y, gamma_A=gamma_A, gamma_I=0.1, use_bias=use_bias)
+    assert len(formed) == 1 and fast.n_iter_per_column.max() >= 3
+    monkeypatch.setattr(mod, "_base_step", lambda *a: None)      # a dense solve each time
+    dense = newton(K, L, Y, gamma_A=gamma_A, gamma_I=0.1, use_bias=use_bias)
+    assert len(formed) > 4
+    np.testing.assert_array_equal(fast.n_iter_per_column, dense.n_iter_per_column)
+    scale = np.abs(dense.decision).max()
+    np.testing.assert_allclose(fast.decision, dense.decision, atol=1e-7 * scale)
+    np.testing.assert_allclose(fast.b, dense.b, atol=1e-7 * scale)

@@ -48,3 +48,27 @@ def test_quick_run_writes_its_section_under_out_and_resumes(tmp_path, capsys):
     cli.main(["bench", "reduced", "--quick", "--source", "digits", "--only", "16k",
               "--methods", "LapRLS", "--m", "100", "--reps", "1", "--out", str(out), "-q"])
     assert (out / "lapsvm.md").read_text().count("<!-- reduced:16k -->") == 1
+
+
+def test_crossover_marks_the_default_expansion_at_each_size(monkeypatch):
+    """The crossover table: LapRLS's default is the full expansion's direct solve up to
+    AUTO_FULL_N points, the reduced rule above; the early-stopped PCG never."""
+    import argparse
+
+    from semisup.lapsvm.reduced import AUTO_FULL_N
+
+    seen = []
+
+    def fake(spec, args):
+        seen.append(spec["params"])
+        return dict(spec, n_basis_=spec["params"]["n_basis"] or spec["n"], error=1.0,
+                    seconds=1.0, cpu_seconds=1.0, peak_mib=100.0)
+    monkeypatch.setattr(reduced, "run_child", fake)
+    args = argparse.Namespace(quick=False, methods=["LapRLS"], source="digits",
+                              data_home=None)
+    monkeypatch.setitem(reduced.SIZES, "crossover", (AUTO_FULL_N, AUTO_FULL_N + 1))
+    text = "\n".join(reduced.part_crossover(args)[2])
+    assert f"| {AUTO_FULL_N} | LapRLS | full, direct solve, the default |" in text
+    assert f"| {AUTO_FULL_N + 1} | LapRLS | reduced, n_basis=4000, the default |" in text
+    assert text.count(", the default") == 2
+    assert {"n_basis": None, "solver": "pcg"} in seen and len(seen) == 6

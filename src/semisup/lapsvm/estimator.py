@@ -129,9 +129,9 @@ class _LaplacianKernelClassifier(SemiSupervisedMixin, GraphMixin, ClassifierMixi
         """``m`` of the reduced expansion, or ``None`` for the full one.
 
         ``n_basis="auto"`` is the full expansion where it is the natural one: a precomputed
-        kernel (its columns are the training points), the dual solver, ``n <= 2000``, and
-        ``n <= 8000`` where the kernel takes at most half of the available memory (there
-        its PCG is both faster and more accurate, :data:`~.reduced.AUTO_FULL_N`); otherwise
+        kernel (its columns are the training points), the dual solver, and where
+        :meth:`_direct_full` solves it directly (there faster than the reduced model and
+        as accurate or more); otherwise
         :func:`~semisup.lapsvm.reduced.auto_n_basis` (``min(n, clip(sqrt(W / n), 1000,
         4000))``, shrunk with a warning where its features would not fit).
         """
@@ -144,11 +144,9 @@ class _LaplacianKernelClassifier(SemiSupervisedMixin, GraphMixin, ClassifierMixi
                              "kernel='precomputed' use n_basis=None (or 'auto').")
         if self.n_basis != "auto":
             return min(int(self.n_basis), n)
-        if self.solver == "dual" or n <= AUTO_DIRECT_N:
+        if self.solver == "dual" or self._direct_full(n):
             return None
         itemsize, budget = np.dtype(self.kernel_dtype).itemsize, feature_budget()
-        if n <= AUTO_FULL_N and float(n) * n * itemsize <= budget:
-            return None
         m, wanted = auto_n_basis(n, itemsize, budget), auto_n_basis(n)
         if m < wanted:
             warnings.warn(
@@ -159,16 +157,27 @@ class _LaplacianKernelClassifier(SemiSupervisedMixin, GraphMixin, ClassifierMixi
                 + ". Set n_basis to choose.", UserWarning, stacklevel=3)
         return m
 
+    def _direct_full(self, n):
+        """Whether ``solver="auto"`` solves the full expansion of ``n`` points directly: up
+        to 2000 points, and up to :data:`~.reduced.AUTO_FULL_N` (8000) where the kernel and
+        the direct solve's float64 workspace take at most half of the available memory."""
+        if n <= AUTO_DIRECT_N:
+            return True
+        itemsize = np.dtype(self.kernel_dtype).itemsize
+        work = float(n) * n * itemsize + 3.0 * (n + 1) ** 2 * 8 + (
+            float(n) * n * 8 if itemsize != 8 else 0.0)    # as _check_solver_memory
+        return n <= AUTO_FULL_N and work <= feature_budget()
+
     def _solver_for(self, m, n):
         """The solver ``solver`` names: ``"auto"`` is the direct solve (the minimiser, which
         does not depend on an iteration path, hence neither on the BLAS threads nor on the
-        engine) with a reduced expansion or up to 2000 points, PCG above."""
+        engine) with a reduced expansion or where :meth:`_direct_full` holds, PCG above."""
         if self.solver == "dual" and m is not None:
             raise ValueError("solver='dual' trains the full expansion only: use "
                              "n_basis=None, or another solver.")
         if self.solver != "auto":
             return self.solver
-        if m is None and n > AUTO_DIRECT_N:
+        if m is None and not self._direct_full(n):
             return "pcg"
         return "newton" if self._hinge else "closed_form"
 
@@ -627,10 +636,10 @@ random_state :
         ``K_nB K_BB^{-1/2}`` (:mod:`semisup.lapsvm.reduced`): time ``O(n m^2)``, memory
         ``n m``, predictions ``m`` kernel values per point. ``None``: the full expansion
         over every training point (the paper's model; the n x n kernel). ``"auto"``: the
-        full expansion for a precomputed kernel, the dual solver, up to 2000 points, and
-        up to 8000 points where the n x n kernel takes at most half the available memory
-        (on MNIST subsets its PCG was faster there, and as accurate or up to 3.6 points
-        more); else
+        full expansion for a precomputed kernel, the dual solver, up to 2000 points, and up
+        to 8000 points where the direct solve's memory takes at most half the available
+        memory (solved directly there: on MNIST subsets faster than the reduced model, or
+        as fast, and as accurate or more); else
         ``m = min(n, clip(sqrt(16 000 * 4000^2 / n), 1000, 4000))`` (the work ``n m^2`` of
         m = 4000 at n = 16 000, where MNIST's error was 2.9 points above the full model's,
         in a third of its time; 1912 on all of MNIST, 1000 from 256 000 points), shrunk
@@ -722,9 +731,10 @@ class LapSVM(_LaplacianKernelClassifier):
         (exact, ``O(n^3)``, or ``O(n m^2)`` reduced) or ``"dual"`` (the original L1-hinge
         LapSVM, always with a bias, ``O(n^3)``, needs ``gamma_A > 0``; ``early_stopping``
         and ``use_bias`` are ignored; full expansion only). ``"auto"``: Newton with a
-        reduced expansion or up to 2000 points, PCG above: the minimiser where it is
-        cheap, which (unlike an early-stopped PCG iterate, whose path amplifies rounding
-        at small ``gamma_A``) does not move with the BLAS threads or the engine.""") + \
+        reduced expansion or up to 8000 points (where its memory fits), PCG above: the
+        minimiser where it is cheap, which (unlike an early-stopped PCG iterate, whose path
+        amplifies rounding at small ``gamma_A``) does not move with the BLAS threads or the
+        engine.""") + \
         _EXAMPLE % dict(name="LapSVM", extra=', solver="newton"')
 
     _parameter_constraints = {
@@ -759,8 +769,8 @@ class LapRLS(_LaplacianKernelClassifier):
     solver : {"auto", "pcg", "closed_form"}, default="auto"
         PCG with the closed-form step (and ``early_stopping``) or one dense solve
         (``O(n^3)``, or ``O(n m^2)`` reduced). ``"auto"``: the closed form with a reduced
-        expansion or up to 2000 points, PCG above: the minimiser where it is cheap, which
-        does not move with the BLAS threads or the engine.""") + \
+        expansion or up to 8000 points (where its memory fits), PCG above: the minimiser
+        where it is cheap, which does not move with the BLAS threads or the engine.""") + \
         _EXAMPLE % dict(name="LapRLS", extra="")
 
     _parameter_constraints = {

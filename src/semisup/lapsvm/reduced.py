@@ -64,13 +64,16 @@ BASES = ("uniform", "kmeans++", "leverage")
 
 #: ``solver="auto"``: the direct solve (Newton, the closed form) up to this many points
 AUTO_DIRECT_N = 2000
-#: ``n_basis="auto"``: the full expansion up to this many points where its kernel fits in
-#: ``AUTO_MEMORY_SHARE`` of the memory. MNIST subsets, 10 labels per class (``semisup bench
-#: reduced --only crossover``): its PCG with the stability stop was faster than the reduced
-#: rule below up to 8 000 points (LapRLS 2.3 s against 11.0 s at 4 000, where that rule takes
-#: every point; 12.3 s against 14.6 s at 8 000) and as accurate (m = n) or more (1.4 points at
-#: 6 000, 3.6 at 8 000); from 10 000 points on the reduced one is faster (15.6 s against
-#: 20.6 s; at 16 000 19 s against 62 s), the full one still 2-3 points more accurate
+#: ``n_basis="auto"`` and ``solver="auto"``: the full expansion by its direct solve (LapRLS's
+#: closed form, LapSVM's Newton) up to this many points where the direct solve's workspace
+#: fits in ``AUTO_MEMORY_SHARE`` of the memory. MNIST subsets, 10 labels per class
+#: (``semisup bench reduced --only crossover``): faster than the reduced rule below there
+#: (LapRLS 2.3 s against 11.5 s at 4 000, 11.3 s against 14.5 s at 8 000; LapSVM 1.9 s
+#: against 22 s, 11.5 s against 17 s) and as accurate (m = n) or more (1.4 points at 6 000,
+#: 3.6 at 8 000), at 2.3 GiB against 1.3 at 8 000; above, the reduced one is the faster,
+#: the full one 2-3 points more accurate (at 16 000: 19 s against 62 s). A direct solve, not
+#: the early-stopped PCG (as fast, as accurate), because a minimiser does not move with the
+#: BLAS threads (PCG's iterate moved 7e-4 at 2 500 points)
 AUTO_FULL_N = 8000
 #: ``n_basis="auto"``: the work ``n m^2`` of m = 4000 at n = 16 000 (MNIST: 2.9 points above
 #: the full model's error there, in a third of its time), kept as n grows, m between the two
