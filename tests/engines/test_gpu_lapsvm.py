@@ -2,7 +2,7 @@
 skipped without one. The device twins of ``test_engine_lapsvm.py`` (same settings and
 tolerances: the same stopping iteration, identical labels, decision values to 1e-10 of
 their scale for LapSVM / 1e-3 for LapRLS with a float64 kernel, 1e-4 for LapSVM with a
-float32 one; solver='auto' up to the host's direct bound against its Newton: 1e-7).
+float32 one; n <= 2000 with solver='auto' against the host's Newton: 1e-7).
 
 Run by ``tools/gpu_check.sh`` (``pytest -m gpu tests/engines``).
 """
@@ -50,11 +50,11 @@ def _same_fit(est, ref, X, Xq, rtol):
 
 @pytest.mark.parametrize("cls,rtol", [(LapSVM, 1e-10), (LapRLS, 1e-3)])
 def test_stability_stopping_above_2000_points_equals_host(cls, rtol):
-    """n = 2500 > 2000, solver='pcg' (the default above 8000 points):
-    PCG with the stability check on both."""
+    """n = 2500 > 2000, solver='auto' on the device (solver='pcg' on the host, whose 'auto'
+    solves directly up to 8000 points): PCG with the stability check on both."""
     X, y, y_train = _data("blobs", 2500)
     ref = cls(n_basis=None, solver="pcg", gamma_A=1e-2).fit(X, y_train)
-    est = cls(solver="pcg", gamma_A=1e-2).fit(cupy.asarray(X), cupy.asarray(y_train))
+    est = cls(gamma_A=1e-2).fit(cupy.asarray(X), cupy.asarray(y_train))
     assert ref.stop_reason_ == "stability"
     _same_fit(est, ref, X, X[::37] + 0.03, rtol)
     assert est.history_["stability"] == ref.history_["stability"]
@@ -88,12 +88,11 @@ def test_validation_stopping_equals_host():
     _same_fit(est, ref, X, X[::4], 1e-10)
 
 
-@pytest.mark.parametrize("n", [200, 2500])
 @pytest.mark.parametrize("cls", [LapSVM, LapRLS])
-def test_auto_up_to_2000_points_is_the_minimiser(cls, n):
-    """solver='auto' at n <= 2000, and up to the host's direct bound (8000 points): Newton /
-    the closed form on the host, PCG to the minimiser on the device."""
-    X, y, y_train = _data("moons", n, per_class=3)
+def test_auto_up_to_2000_points_is_the_minimiser(cls):
+    """solver='auto' at n <= 2000: Newton / the closed form on the host, PCG to the
+    minimiser on the device."""
+    X, y, y_train = _data("moons", 200, per_class=3)
     ref = cls(gamma_A=1e-3, use_bias=True).fit(X, y_train)
     est = cls(gamma_A=1e-3, use_bias=True).fit(cupy.asarray(X), y_train)
     assert est.converged_
