@@ -73,7 +73,7 @@ def spectral_features(X, n_components, *, n_neighbors=10, random_state=None):
         Neighbours per point (at most ``n - 1`` are used).
     random_state : int or None
         Seed of the neighbour search when it is approximate (``knn_method="auto"`` past
-        about 25 s of exact search, :func:`semisup.graph.neighbors.auto_search_method`,
+        15-20 s of exact search, :func:`semisup.graph.neighbors.auto_search_method`,
         with pynndescent installed); the eigensolver's start vector is fixed.
 
     Returns
