@@ -218,8 +218,8 @@ def test_auto_keeps_the_full_expansion_where_the_reproductions_run():
 
 
 def test_auto_solves_the_full_expansion_directly_up_to_its_bound_where_it_fits(monkeypatch):
-    """n_basis='auto' between 2000 points and AUTO_FULL_N: the full expansion by the direct solve (the minimiser, as n_basis=None with
-    solver='closed_form'), while the direct solve's memory fits the budget; the reduced rule
+    """n_basis='auto' between 2000 points and AUTO_FULL_N: the full expansion by the direct
+    solve (the minimiser, as n_basis=None with solver='closed_form'), while the direct solve's memory fits the budget; the reduced rule
     where it does not and above the bound; n_basis=None with solver='auto' there: the
     direct solve where it fits, PCG otherwise."""
     import semisup.lapsvm.estimator as est_module
@@ -232,10 +232,11 @@ def test_auto_solves_the_full_expansion_directly_up_to_its_bound_where_it_fits(m
     assert a.n_basis_ == 2100 and a.basis_indices_ is None and a.n_iter_ == 1
     np.testing.assert_array_equal(a.alpha_, b.alpha_)
     monkeypatch.setattr(est_module, "feature_budget", lambda: 1e12)
-    for est, bound in ((LapRLS(), AUTO_FULL_N), (LapSVM(), AUTO_FULL_N)):
-        assert est._basis_size(bound) is None and est._solver_for(None, bound) != "pcg"
-        assert est._basis_size(bound + 1) == auto_n_basis(bound + 1)
-        assert est._solver_for(None, bound + 1) == "pcg"
+    for est in (LapRLS(), LapSVM()):
+        assert est._basis_size(AUTO_FULL_N) is None
+        assert est._solver_for(None, AUTO_FULL_N) != "pcg"
+        assert est._basis_size(AUTO_FULL_N + 1) == auto_n_basis(AUTO_FULL_N + 1)
+        assert est._solver_for(None, AUTO_FULL_N + 1) == "pcg"
     # a direct workspace (kernel + 3 n^2 float64) above the budget: the reduced rule
     monkeypatch.setattr(est_module, "feature_budget", lambda: 6000 * 6000 * 8 * 3.5)
     assert LapRLS()._basis_size(6000) == 4000 and LapRLS()._solver_for(None, 6000) == "pcg"
