@@ -316,12 +316,11 @@ def part_crossover(args):
         m = auto_n_basis(n)
         for method in args.methods:
             direct = "newton" if method == "LapSVM" else "closed_form"
-            for label, params in (("full, direct solve", dict(n_basis=None, solver=direct)),
-                                  ("full, PCG (stability stop)", dict(n_basis=None,
-                                                                      solver="pcg")),
-                                  (f"reduced, n_basis={m}", dict(n_basis=m))):
-                default = (params.get("solver") == direct) == (n <= AUTO_FULL_N) and \
-                    params.get("solver") != "pcg"
+            # (label, estimator parameters, whether n_basis="auto" takes it at this n)
+            for label, params, default in (
+                    ("full, direct solve", dict(n_basis=None, solver=direct), n <= AUTO_FULL_N),
+                    ("full, PCG (stability stop)", dict(n_basis=None, solver="pcg"), False),
+                    (f"reduced, n_basis={m}", dict(n_basis=m), n > AUTO_FULL_N)):
                 r = run_child(_spec(args, n=n, method=method, params=params), args)
                 rows.append([n, *_row(r, label + (", the default" if default else ""))])
     return (f"{ISSUE}(d) Where n_basis='auto' turns from the full expansion to the reduced "

@@ -8,9 +8,10 @@ times, and the directed edges that differ with whether each is a distance tie.
 ``growth``: every estimator at geometrically growing ``n``, each fit in a fresh subprocess
 (the BLAS's own thread count): wall time, peak resident memory, the growth exponent
 (least squares on log-log), a log-log figure with ``--plot``; a method stops after a fit
-over ``--max-seconds``; a subset of ``--methods`` writes its record under ``--out``. ``cluster``: LapRLS and LapSVM (PCG, stability stop) on a Dask
-``LocalCluster`` whose workers each hold less than the kernel, against the in-memory path
-(extra ``[dask]``). Run figures you record under the exclusive CPU lock.
+over ``--max-seconds``; a subset of ``--methods`` writes its record under ``--out``.
+``cluster``: LapRLS and LapSVM (PCG, stability stop) on a Dask ``LocalCluster`` whose
+workers each hold less than the kernel, against the in-memory path (extra ``[dask]``).
+Run figures you record under the exclusive CPU lock.
 
 """
 
@@ -95,8 +96,8 @@ GROWTH_METHODS = {
     "knn_graph": ("graph", "exact 10-NN graph (semisup.graph.knn_graph)"),
     "HarmonicFunction": ("graph", "10-NN heat graph, harmonic solve"),
     "LaplacianAssignment": ("graph", "10-NN heat graph, LASS (APG at its defaults)"),
-    "LapRLS": ("kernel", "rbf kernel + 10-NN graph, defaults (reduced above 2000)"),
-    "LapSVM": ("kernel", "rbf kernel + 10-NN graph, defaults (reduced above 2000)"),
+    "LapRLS": ("kernel", "rbf kernel + 10-NN graph, defaults (reduced above 8000)"),
+    "LapSVM": ("kernel", "rbf kernel + 10-NN graph, defaults (reduced above 8000)"),
     "SPORE": ("kernel", "10-NN graph, IIP (defaults: 4-hop power, 20 inner)"),
     "MatrixCompletionTransducer": ("kernel",
                                    "MC-1, 20 features, 20% missing, mu = 1e-2, graph features"),

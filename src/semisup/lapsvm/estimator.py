@@ -163,10 +163,14 @@ class _LaplacianKernelClassifier(SemiSupervisedMixin, GraphMixin, ClassifierMixi
         the direct solve's float64 workspace take at most half of the available memory."""
         if n <= AUTO_DIRECT_N:
             return True
-        itemsize = np.dtype(self.kernel_dtype).itemsize
-        work = float(n) * n * itemsize + 3.0 * (n + 1) ** 2 * 8 + (
-            float(n) * n * 8 if itemsize != 8 else 0.0)    # as _check_solver_memory
-        return n <= AUTO_FULL_N and work <= feature_budget()
+        kernel = float(n) * n * np.dtype(self.kernel_dtype).itemsize
+        return n <= AUTO_FULL_N and kernel + self._direct_workspace(n) <= feature_budget()
+
+    def _direct_workspace(self, n):
+        """Bytes a direct solve adds to the kernel: its float64 copy (if float32), ``L K``,
+        and the ``(n+1)^2`` system and its factors."""
+        return 3.0 * (n + 1) ** 2 * 8 + (
+            float(n) * n * 8 if np.dtype(self.kernel_dtype) != np.float64 else 0.0)
 
     def _solver_for(self, m, n):
         """The solver ``solver`` names: ``"auto"`` is the direct solve (the minimiser, which
@@ -204,9 +208,7 @@ class _LaplacianKernelClassifier(SemiSupervisedMixin, GraphMixin, ClassifierMixi
                     "use fewer unlabeled points, or a sparse precomputed kernel."))
             return
         kernel_bytes = float(n) * n * dtype.itemsize
-        # the float64 copy of K (if float32), L K, and the (n+1)^2 system and its factors
-        work = 3.0 * (n + 1) ** 2 * 8 + (float(n) * n * 8 if dtype != np.float64 else 0.0)
-        check_kernel_memory(n, dtype=dtype, workspace=work, what=(
+        check_kernel_memory(n, dtype=dtype, workspace=self._direct_workspace(n), what=(
             f"{type(self).__name__}(solver={solver!r}) on n={n} points (the kernel and "
             "an O(n^2) float64 workspace)"), hint=(
             f"Use solver='pcg', which needs only the kernel ({_fmt_bytes(kernel_bytes)}"

@@ -69,21 +69,26 @@ class _LabelledBase:
     ``W = M_lab^{-1} U_lab`` and ``C = V_lab W`` (``l`` solves and an ``l x l`` product,
     once), the step for right-hand sides supported on ``E`` is
     ``x = W_E r_E + W_D (I - C_DD)^{-1} C_DE r_E``: ``O(n l + l^3)`` instead of a new
-    ``O(n^3)`` factorisation per one-vs-all column and step. Each solution's backward error
-    is checked (``M_E x`` by :func:`_newton_apply`); one that fails goes to a dense solve.
+    ``O(n^3)`` factorisation per one-vs-all column and step. ``W`` and ``C`` are made at
+    the first such step (LapRLS, one step, never needs them). Each solution's backward
+    error is checked (``M_E x`` by :func:`_newton_apply`); one that fails goes to a dense
+    solve.
     """
 
     def __init__(self, M, lab, Kd, use_bias):
-        self.lab, self.off = np.flatnonzero(lab), int(use_bias)
+        self.lab, self.off, self.Kd = np.flatnonzero(lab), int(use_bias), Kd
         self.norm = float(np.abs(M).sum(axis=1).max())
         self.lu = sla.lu_factor(M, check_finite=False)
         gecon = sla.get_lapack_funcs("gecon", (self.lu[0],))
         self.rcond = float(gecon(self.lu[0], self.norm, norm="I")[0])
-        U = np.zeros((M.shape[0], self.lab.size))
+        self.W = self.C = None
+
+    def _woodbury_factors(self):
+        U = np.zeros((self.lu[0].shape[0], self.lab.size))
         U[self.lab + self.off, np.arange(self.lab.size)] = 1.0
         self.W = sla.lu_solve(self.lu, U, check_finite=False)
-        self.C = Kd[self.lab] @ self.W[self.off:]
-        if use_bias:
+        self.C = self.Kd[self.lab] @ self.W[self.off:]
+        if self.off:
             self.C += self.W[0][None, :]
 
     def solve(self, rhs):
@@ -93,6 +98,10 @@ class _LabelledBase:
 
     def solve_subset(self, E, rhs):
         """``M_E^{-1} [0; rhs]`` for ``E`` inside the labelled set, or ``None``."""
+        if self.W is None:
+            self._woodbury_factors()
+        if not (np.isfinite(self.W).all() and np.isfinite(self.C).all()):
+            return None
         inE = E[self.lab]
         pE, pD = np.flatnonzero(inE), np.flatnonzero(~inE)
         rE = rhs[self.lab[pE]]
@@ -335,7 +344,7 @@ def _base_step(base, E, lab, rhs, Kd, LK, L1, gamma_A, gamma_I, use_bias):
             new = _LabelledBase(M, lab, Kd, use_bias)
             Z = new.solve(rhs)
         del M
-        return (new, Z) if np.isfinite(Z).all() and np.isfinite(new.W).all() else None
+        return (new, Z) if np.isfinite(Z).all() else None
     if (E & ~lab).any():
         return None
     with np.errstate(all="ignore"):
