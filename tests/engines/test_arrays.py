@@ -200,6 +200,27 @@ def test_rbf_kernel_equals_kernel_matrix():
                                    atol=1e-7 if dtype == "float32" else 1e-15)
 
 
+def test_product_f64_sums_in_float64():
+    """K^T V of a float32 K in float64 arithmetic (the device PCG's float32 kernel
+    products): equal to the float64 product of the widened K, which a float32 product
+    misses by ~1e-7 of |K| |V|."""
+    from semisup.linalg.xp import product_f64
+    rng = np.random.default_rng(0)
+    K = rng.random((230, 170)).astype(np.float32)
+    V = rng.normal(size=(230, 5)) * np.logspace(0, -9, 5)       # columns down to 1e-9
+    ref = K.astype(np.float64).T @ V
+    for block in (8 * 230 * 7, 2 ** 27):                         # 7 columns a block; one
+        out = product_f64(K, V, block_bytes=block)
+        assert out.dtype == np.float64 and out.shape == (170, 5)
+        np.testing.assert_allclose(out, ref, rtol=1e-13)
+    np.testing.assert_allclose(product_f64(K, V[:, 0]), ref[:, 0], rtol=1e-13)
+    err32 = np.abs(K.T @ V.astype(np.float32) - ref) / np.abs(ref).max(axis=0)
+    assert err32.max() > 1e-9 > np.abs(out - ref).max() / np.abs(ref).max()
+    # another layout or dtype: K^T V as numpy computes it
+    np.testing.assert_allclose(product_f64(np.asfortranarray(K), V), ref, rtol=1e-13)
+    np.testing.assert_allclose(product_f64(K.astype(np.float64), V), ref, rtol=1e-13)
+
+
 def test_rbf_kernel_memory_check_names_the_estimate(monkeypatch):
     monkeypatch.setattr("semisup.linalg.xp.free_memory", lambda xp: 10_000)
     with pytest.raises(MemoryError, match=r"the 200x200 float32 RBF kernel needs about "

@@ -8,9 +8,10 @@ path. ``test_gpu.py`` repeats these comparisons with real CuPy arrays.
 
 Tolerances: the graph is the CPU one to rounding (1e-13); the harmonic and Poisson solves
 run to ``tol=1e-10``, so label distributions and scores agree to 1e-8 of their scale and
-the labels are identical; LapRLS by PCG to 1e-10 against the CPU closed form: decision
-values to 1e-7 of their scale with a float64 kernel (``gamma_A=1e-4``), 1e-4 with a float32
-one (``gamma_A=1e-2``). LapSVM / LapRLS against the host's PCG: ``test_engine_lapsvm.py``.
+the labels are identical; LapRLS by PCG run to the minimiser (``TO_MINIMISER``) against
+the CPU closed form: decision values to 1e-7 of their scale with a float64 kernel
+(``gamma_A=1e-4``), 1e-4 with a float32 one (``gamma_A=1e-2``). LapSVM / LapRLS against the
+host's PCG and Newton: ``test_engine_lapsvm.py``.
 """
 
 from __future__ import annotations
@@ -25,6 +26,9 @@ from semisup import engines
 from semisup.engines import engine_for, register_engine
 from semisup.engines.cupy import CupyEngine
 from semisup.graph import graph_from_neighbors, knn_search
+
+#: LapRLS's PCG run to the minimiser (a user's explicit choice; "auto" solves directly)
+TO_MINIMISER = dict(solver="pcg", early_stopping="mixed_grad", stop_tol=1e-10, max_iter=3000)
 
 
 class DeviceArray(np.ndarray):
@@ -256,7 +260,7 @@ def test_laprls_on_the_engine_equals_closed_form(data, dtype, gamma_A, rtol, use
     params = dict(gamma_A=gamma_A, gamma_I=1.0, kernel_dtype=dtype, use_bias=use_bias,
                   knn_method="exact", early_stopping=None)
     ref = LapRLS(solver="closed_form", **params).fit(X, y_train)
-    est = LapRLS(stop_tol=1e-10, max_iter=3000, **params).fit(dev(X), dev(y_train))
+    est = LapRLS(**{**params, **TO_MINIMISER}).fit(dev(X), dev(y_train))
     assert est._graph_state[0] == "fakedevice" and est.converged_
     assert est.kernel_sigma_ == pytest.approx(ref.kernel_sigma_, rel=1e-12)
     _same_graph(est.affinity_matrix_, ref.affinity_matrix_)
@@ -277,22 +281,25 @@ def test_laprls_precomputed_device_graph_equals_cpu():
     W = graph_from_neighbors(d, i, weights="heat")
     params = dict(gamma_A=1e-4, affinity="precomputed", early_stopping=None)
     ref = LapRLS(solver="closed_form", **params).fit(X, y_train, W=W)
-    est = LapRLS(stop_tol=1e-10, max_iter=3000, **params).fit(X, y_train, W=DeviceCSR(W))
+    est = LapRLS(**{**params, **TO_MINIMISER}).fit(X, y_train, W=DeviceCSR(W))
     assert est._graph_state == ("fakedevice", None)
     f0 = ref.decision_function(X)
     np.testing.assert_allclose(est.decision_function(X), f0, atol=1e-7 * np.abs(f0).max())
     # a host graph with a device X: the model lives with X
-    est = LapRLS(stop_tol=1e-10, max_iter=3000, **params).fit(dev(X), y_train, W=W)
+    est = LapRLS(**{**params, **TO_MINIMISER}).fit(dev(X), y_train, W=W)
     assert est._graph_state == ("fakedevice", None)
     np.testing.assert_array_equal(est.transduction_, ref.transduction_)
 
 
-def test_laprls_default_runs_on_the_device_path_to_the_minimiser():
-    """LapRLS() at its defaults (solver='auto': the host's direct solve, the minimiser) runs
-    its device PCG to tolerance and agrees with the host's default."""
+def test_laprls_default_solves_directly_on_the_device_path():
+    """LapRLS() at its defaults (solver='auto': the closed form up to 8000 points) on both
+    paths: the same minimiser."""
     X, y, y_train = _moons(80)
     ref = LapRLS(gamma_A=1e-4).fit(X, y_train)
-    est = LapRLS(gamma_A=1e-4, stop_tol=1e-10, max_iter=3000).fit(dev(X), y_train)
+    est = LapRLS(gamma_A=1e-4).fit(dev(X), y_train)
+    assert est.n_iter_ == ref.n_iter_ == 1 and est.stop_reason_ == ref.stop_reason_
+    f0 = ref.decision_function(X)
+    np.testing.assert_allclose(est.decision_function(dev(X)), f0, atol=1e-9 * np.abs(f0).max())
     np.testing.assert_array_equal(np.asarray(est.transduction_), ref.transduction_)
 
 

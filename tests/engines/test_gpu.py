@@ -42,6 +42,25 @@ def test_array_modules_are_cupy():
     assert arrays.free_memory(cupy) > 0
 
 
+@pytest.mark.parametrize("shape,c", [((1000, 1000), 10), ((777, 777), None), ((513, 300), 3),
+                                     ((300, 1300), 21), ((2, 5), 1), ((4100, 257), 16)])
+def test_product_f64_equals_the_widened_product(shape, c):
+    """The CUDA kernel of ``product_f64`` (float32 K read, float64 sums) against the
+    float64 product of the widened K on the host: to 1e-12 of the scale (the sums' order
+    differs); the same bits on a second call (no atomics); shapes off the tiles (rows not
+    a multiple of 64, columns of 256), V 1-D and wider than 16 columns."""
+    from semisup.linalg.xp import product_f64
+    rng = np.random.default_rng(1)
+    K = rng.random(shape).astype(np.float32)
+    V = rng.normal(size=(shape[0],) if c is None else (shape[0], c))
+    ref = K.astype(np.float64).T @ V
+    K_d, V_d = cupy.asarray(K), cupy.asarray(V)
+    out = product_f64(K_d, V_d)
+    assert isinstance(out, cupy.ndarray) and out.shape == ref.shape and out.dtype == np.float64
+    np.testing.assert_allclose(host(out), ref, rtol=1e-12, atol=1e-12 * np.abs(ref).max())
+    assert (host(product_f64(K_d, V_d)) == host(out)).all()
+
+
 @pytest.mark.parametrize("metric", ["euclidean", "cosine"])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_knn_equals_cpu(metric, dtype):
@@ -191,8 +210,9 @@ def test_engine_graph_and_query_affinities_equal_cpu():
 
 # -- the estimators with CuPy input: the comparisons of test_engine_estimators.py ----------
 # (tolerances as there: graph to 1e-13, solves at tol=1e-10 to 1e-8 of their scale with
-# identical labels, LapRLS by PCG against the CPU closed form to 1e-7 / 1e-4 of the scale
-# with a float64 / float32 kernel)
+# identical labels, LapRLS by PCG run to the minimiser against the CPU closed form to 1e-7 /
+# 1e-4 of the scale with a float64 / float32 kernel)
+TO_MINIMISER = dict(solver="pcg", early_stopping="mixed_grad", stop_tol=1e-10, max_iter=3000)
 
 def _labelled(data, n, per_class, seed):
     X, y = (make_moons(n, noise=0.08, random_state=seed) if data == "moons"
@@ -321,7 +341,7 @@ def test_laprls_estimator_on_the_device_equals_closed_form(data, dtype, gamma_A,
     params = dict(gamma_A=gamma_A, kernel_dtype=dtype, knn_method="exact",
                   early_stopping=None)
     ref = LapRLS(solver="closed_form", **params).fit(X, y_train)
-    est = LapRLS(stop_tol=1e-10, max_iter=3000, **params).fit(cupy.asarray(X), y_train)
+    est = LapRLS(**{**params, **TO_MINIMISER}).fit(cupy.asarray(X), y_train)
     assert isinstance(est.alpha_, cupy.ndarray) and (est.converged_ or dtype == "float32")
     assert isinstance(est.transduction_, cupy.ndarray)
     f0 = ref.decision_function(X)

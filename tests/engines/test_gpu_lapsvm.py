@@ -2,7 +2,9 @@
 skipped without one. The device twins of ``test_engine_lapsvm.py`` (same settings and
 tolerances: the same stopping iteration, identical labels, decision values to 1e-10 of
 their scale for LapSVM / 1e-3 for LapRLS with a float64 kernel, 1e-4 for LapSVM with a
-float32 one; n <= 2000 with solver='auto' against the host's Newton: 1e-7).
+float32 one; solver='auto' up to 8000 points, 'newton' and 'closed_form': the host's Newton
+against the device's dense solves, the same steps, 1e-8 of the scale, 1e-6 at
+gamma_A = 1e-6).
 
 Run by ``tools/gpu_check.sh`` (``pytest -m gpu tests/engines``).
 """
@@ -50,11 +52,10 @@ def _same_fit(est, ref, X, Xq, rtol):
 
 @pytest.mark.parametrize("cls,rtol", [(LapSVM, 1e-10), (LapRLS, 1e-3)])
 def test_stability_stopping_above_2000_points_equals_host(cls, rtol):
-    """n = 2500 > 2000, solver='auto' on the device (solver='pcg' on the host, whose 'auto'
-    solves directly up to 8000 points): PCG with the stability check on both."""
+    """n = 2500 > 2000, solver='pcg' on both: PCG with the stability check."""
     X, y, y_train = _data("blobs", 2500)
     ref = cls(n_basis=None, solver="pcg", gamma_A=1e-2).fit(X, y_train)
-    est = cls(gamma_A=1e-2).fit(cupy.asarray(X), cupy.asarray(y_train))
+    est = cls(solver="pcg", gamma_A=1e-2).fit(cupy.asarray(X), cupy.asarray(y_train))
     assert ref.stop_reason_ == "stability"
     _same_fit(est, ref, X, X[::37] + 0.03, rtol)
     assert est.history_["stability"] == ref.history_["stability"]
@@ -89,22 +90,28 @@ def test_validation_stopping_equals_host():
 
 
 @pytest.mark.parametrize("cls", [LapSVM, LapRLS])
-def test_auto_up_to_2000_points_is_the_minimiser(cls):
-    """solver='auto' at n <= 2000: Newton / the closed form on the host, PCG to the
-    minimiser on the device."""
+@pytest.mark.parametrize("gamma_A", [1e-2, 1e-6])
+def test_auto_up_to_8000_points_solves_directly_as_the_host(cls, gamma_A):
+    """solver='auto' at 2500 points: the host's Newton (Woodbury steps) / closed form
+    against the device's dense LU solves."""
+    X, y, y_train = _data("blobs", 2500)
+    ref = cls(gamma_A=gamma_A, use_bias=True).fit(X, y_train)
+    est = cls(gamma_A=gamma_A, use_bias=True).fit(cupy.asarray(X), cupy.asarray(y_train))
+    assert ref.stop_reason_ == "error vectors unchanged"
+    _same_fit(est, ref, X, X[::37] + 0.03, 1e-8 if gamma_A > 1e-3 else 1e-6)
+
+
+@pytest.mark.parametrize("cls,solver", [(LapSVM, "newton"), (LapRLS, "closed_form")])
+def test_direct_solvers_by_name_equal_host(cls, solver):
     X, y, y_train = _data("moons", 200, per_class=3)
-    ref = cls(gamma_A=1e-3, use_bias=True).fit(X, y_train)
-    est = cls(gamma_A=1e-3, use_bias=True).fit(cupy.asarray(X), y_train)
-    assert est.converged_
-    f0 = ref.decision_function(X)
-    np.testing.assert_allclose(cupy.asnumpy(est.decision_function(cupy.asarray(X))), f0,
-                               atol=1e-7 * np.abs(f0).max())
-    np.testing.assert_array_equal(cupy.asnumpy(est.transduction_), ref.transduction_)
+    ref = cls(solver=solver, gamma_A=1e-3).fit(X, y_train)
+    est = cls(solver=solver, gamma_A=1e-3).fit(cupy.asarray(X), y_train)
+    _same_fit(est, ref, X, X[::7] + 0.05, 1e-8)
 
 
 def test_refuses_what_it_cannot_do():
     X, y, y_train = _data("moons", 80, per_class=3)
-    with pytest.raises(ValueError, match=r"LapSVM\(solver='newton'\) is not available"):
-        LapSVM(solver="newton").fit(cupy.asarray(X), y_train)
+    with pytest.raises(ValueError, match=r"LapSVM\(solver='dual'\) is not available"):
+        LapSVM(solver="dual").fit(cupy.asarray(X), y_train)
     with pytest.raises(ValueError, match=r"LapRLS\(warm_start=True\) is not available"):
         LapRLS(warm_start=True).fit(cupy.asarray(X), y_train)

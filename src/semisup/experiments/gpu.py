@@ -40,7 +40,8 @@ BUDGET_S = 290
 #: the stages, in order (``--only`` picks among them; the later ones need transfer and
 #: knn_graph, which always run)
 STAGES = ("transfer", "knn_graph", "harmonic", "poisson", "harmonic_fit", "poisson_fit",
-          "reduced_fit", "laprls", "laprls_fit", "laprls_fit64", "lapsvm_fit", "lass_fit")
+          "reduced_fit", "laprls_8000", "lapsvm_8000", "laprls", "laprls_fit",
+          "laprls_fit64", "lapsvm_fit", "lass_fit")
 #: the same computations on this project's CPU machine (2 cores), from docs/benchmarks
 #: (not measured by this script); "-" where no figure is recorded yet
 CPU_FIGURES = {
@@ -55,6 +56,9 @@ CPU_FIGURES = {
     "laprls_fit64": "- (the kernel does not fit in 24 GiB)",
     "lapsvm_fit": "- (the kernel does not fit in 24 GiB)",
     "lass_fit": "7.37 s, approximate graph (--engine numpy; gpu.md)",
+    "laprls_8000": "11.3 s, 11.04 % error, direct solve (another 8000-point draw; "
+                   "lapsvm.md (d))",
+    "lapsvm_8000": "11.5 s, 11.03 % error, Newton (another 8000-point draw; lapsvm.md (d))",
 }
 #: the estimators' fit stages: (estimator, parameters; the others at their defaults)
 FITS = {"harmonic_fit": ("HarmonicFunction", dict(tol=1e-8)),
@@ -63,7 +67,12 @@ FITS = {"harmonic_fit": ("HarmonicFunction", dict(tol=1e-8)),
         "laprls_fit": ("LapRLS", dict(kernel_dtype="float32")),
         "laprls_fit64": ("LapRLS", {}),           # its default float64 kernel
         "lapsvm_fit": ("LapSVM", {}),
-        "reduced_fit": ("LapRLS", dict(n_basis=2000, random_state=0))}
+        "reduced_fit": ("LapRLS", dict(n_basis=2000, random_state=0)),
+        # the direct solves of solver="auto" (up to 8000 points), on a seeded subset
+        "laprls_8000": ("LapRLS", {}),
+        "lapsvm_8000": ("LapSVM", {})}
+#: the fits on a random subset of the points (seeded by ``seed``): its size
+SUBSETS = {"laprls_8000": 8000, "lapsvm_8000": 8000}
 #: the fits that hold an n x n kernel: skipped when under a minute of the budget is left
 HEAVY = ("laprls_fit", "laprls_fit64", "lapsvm_fit")
 
@@ -119,15 +128,29 @@ def _stage(record, name, fn):
 def _product_times(xp, sync, Kmat, c, reps=10):
     """Milliseconds of one product of the kernel with ``c`` columns, in two layouts
     (``K V`` and ``(V^T K)^T``, equal for a symmetric ``K``), and the bandwidth of the
-    first: what a PCG iteration of LapRLS costs at least (profile before optimising)."""
+    first: what a PCG iteration of LapRLS costs at least (profile before optimising). For
+    a float32 kernel also the float64-arithmetic product the estimators' PCG uses
+    (:func:`semisup.linalg.xp.product_f64`), with its largest difference from the
+    float64 product of the widened kernel (relative to the largest entry)."""
+    from ..linalg.xp import product_f64
     V = xp.ones((Kmat.shape[0], c), dtype=Kmat.dtype)
     Vt = xp.ascontiguousarray(V.T)
+    V64 = xp.asarray(np.random.default_rng(0).normal(size=(Kmat.shape[0], c)))
+    fns = [("KV", lambda: Kmat @ V), ("VtK", lambda: Vt @ Kmat)]
+    if Kmat.dtype == np.float32:
+        fns.append(("f64", lambda: product_f64(Kmat, V64)))
     out = {}
-    for name, fn in (("KV", lambda: Kmat @ V), ("VtK", lambda: Vt @ Kmat)):
+    for name, fn in fns:
         fn()
         _, t = _timed(sync, lambda: [fn() for _ in range(reps)])
         out[f"product_{name}_ms"] = round(1e3 * t / reps, 3)
     out["product_KV_GBps"] = round(Kmat.nbytes / (out["product_KV_ms"] / 1e3) / 1e9, 1)
+    if Kmat.dtype == np.float32:
+        P = product_f64(Kmat, V64)
+        step = 4096
+        ref = xp.concatenate([Kmat[:, lo:lo + step].astype(xp.float64).T @ V64
+                              for lo in range(0, Kmat.shape[1], step)])
+        out["product_f64_rel_diff"] = float(xp.abs(P - ref).max() / xp.abs(ref).max())
     return out
 
 
@@ -230,8 +253,14 @@ def run(engine="cupy", n=None, data_dir=None, per_class=10, seed=0, laprls_iter=
         if name in HEAVY and BUDGET_S - (time.perf_counter() - start) < 60:
             raise TimeoutError("skipped: under 60 s of the budget left")
         cls = getattr(semisup, cls_name)
-        X, y_train = state["X"], np.where(labeled, y, -1)
-        sub = np.union1d(np.arange(m), lab)
+        X, y_true, known = state["X"], y, labeled
+        if name in SUBSETS and SUBSETS[name] < n:
+            idx = np.sort(np.random.default_rng(seed).choice(n, SUBSETS[name], replace=False))
+            X, y_true = X[xp.asarray(idx)], y[idx]
+            known = np.zeros(idx.size, dtype=bool)
+            known[labeled_per_class(y_true, per_class, seed)] = True
+        y_train = np.where(known, y_true, -1)
+        sub = np.union1d(np.arange(m), np.flatnonzero(y_train != -1))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             cls(**params).fit(X[xp.asarray(sub)], xp.asarray(y_train[sub]))
@@ -250,7 +279,8 @@ def run(engine="cupy", n=None, data_dir=None, per_class=10, seed=0, laprls_iter=
         out.update(edges=int(est.affinity_matrix_.nnz // 2),
                    transduction_type=type(est.transduction_).__module__.split(".")[0],
                    warnings="; ".join(sorted({str(w.message)[:80] for w in caught})) or "-",
-                   accuracy=accuracy(arrays.to_host(est.transduction_)))
+                   points=int(y_true.size), accuracy=round(float(
+                       (arrays.to_host(est.transduction_) == y_true)[~known].mean()), 4))
         return out
 
     stages = {"transfer": transfer, "knn_graph": knn, "laprls": laprls,

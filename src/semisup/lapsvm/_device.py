@@ -5,33 +5,37 @@ A CuPy ``X`` (or a CuPy / ``cupyx`` affinity ``W``) picks the engine of its type
 fit to :func:`fit`: the graph is built, the RBF kernel held (``kernel_dtype``, its memory
 checked against the device's) and the primal problem solved where ``X`` lives, by the very
 PCG of the host (:func:`semisup.lapsvm.pcg.pcg`, whose arrays then are CuPy's: exact line
-search, the hinge's active set for LapSVM, the closed-form step for LapRLS); the
-coefficients stay there and :func:`decision_function` answers in the input's type.
+search, the hinge's active set for LapSVM, the closed-form step for LapRLS) or by Newton's
+dense solves; the coefficients stay there and :func:`decision_function` answers in the
+input's type.
 
 What it solves: eq. 7 (LapSVM) or eq. 14 (LapRLS) of Melacci & Belkin (2011) with the full
 expansion over the n training points (``n_basis=None``, or ``"auto"`` while the device
 holds the kernel: :func:`_basis_size`), with the host's solver semantics:
 
-* ``solver="pcg"``, and ``"auto"`` above 2000 points: PCG with the estimator's
-  ``early_stopping`` (every rule of the host: ``"stability"`` by default, the paper's Alg. 2,
-  checked every ``stop_every`` iterations, default ``round(sqrt(n)/2)``; the data-based
-  rules read a host copy of the decision values at their checks only), ``joint_stopping``,
-  ``stop_tol``, ``max_iter`` (default 1000) and ``refresh_every``, as on the host: same
-  stopping iteration, decision values to rounding.
-* ``solver="auto"`` up to 2000 points, where the host solves directly (Newton, or the
-  closed form): PCG run to the minimiser instead, until the relative gradient norm
-  ``sqrt(ghat^T grad)`` (the ``"mixed_grad"`` rule) falls below ``stop_tol`` (default
-  ``1e-10`` with a float64 kernel, ``1e-6`` with a float32 one, whose products' rounding
-  floors the gradient), the line search returns 0, or ``max_iter`` (default 3000) runs out;
-  ``early_stopping`` is ignored there as by the host's direct solvers. Between 2000 and
-  8000 points the host's ``"auto"`` also solves directly (``lapsvm.reduced.AUTO_FULL_N``)
-  while the device keeps the early-stopped PCG: PCG to the minimiser there took 1 994
-  iterations for LapRLS and more than 3 000 for LapSVM at the default ``gamma_A`` on 8 000
-  MNIST points (measured on the host), and has not been run on a device.
+* ``solver="auto"`` where the host solves directly (up to 8000 points, the kernel and the
+  solve's float64 workspace within half of the free device memory), and ``"newton"`` /
+  ``"closed_form"`` by name: Newton's method (LapRLS: its single step, eq. 14) by dense
+  LU solves on the device (:func:`_direct`: one per step and group of columns sharing an
+  error set, where the host solves later steps through Woodbury updates of its first
+  factorisation): the same steps, decision values to rounding (the tests: 1e-8 of their
+  scale, 1e-6 at ``gamma_A = 1e-6``). ``early_stopping`` is ignored there, as by the host.
+* ``solver="pcg"``, and ``"auto"`` above: PCG with the estimator's ``early_stopping``
+  (every rule of the host: ``"stability"`` by default, the paper's Alg. 2, checked every
+  ``stop_every`` iterations, default ``round(sqrt(n)/2)``; the data-based rules read a host
+  copy of the decision values at their checks only), ``joint_stopping``, ``stop_tol``,
+  ``max_iter`` (default 1000) and ``refresh_every``, as on the host: same stopping
+  iteration, decision values to rounding. A float32 kernel is multiplied in float64
+  arithmetic (:func:`semisup.linalg.xp.product_f64`; the host multiplies in float32).
+* ``solver="auto"`` with ``gamma_A = 0`` (the host's Newton then solves the singular
+  system by least squares) up to 2000 points: PCG run to the minimiser, until the relative
+  gradient norm ``sqrt(ghat^T grad)`` (the ``"mixed_grad"`` rule) falls below ``stop_tol``
+  (default ``1e-10`` with a float64 kernel, ``1e-6`` with a float32 one), the line search
+  returns 0, or ``max_iter`` (default 3000) runs out; also where a dense solve is not
+  finite.
 
-Refused with an error naming the parameter: kernels other than ``"rbf"``, the direct
-solvers by name (``"newton"``, ``"closed_form"``, ``"dual"``), ``warm_start`` and
-``keep_path``.
+Refused with an error naming the parameter: kernels other than ``"rbf"``, the dual solver
+(``"dual"``), ``warm_start`` and ``keep_path``.
 
 An integer ``n_basis`` (LapRLS and LapSVM) fits the reduced expansion over ``m`` basis
 points there (:func:`_fit_reduced`, the functions of :mod:`semisup.lapsvm.reduced` with
@@ -56,9 +60,12 @@ from ..engines._base import Engine
 from ..graph.degeneracy import warn_if_flat
 from ..kernels import scale_sigma
 from ..linalg import xp as xp_helpers
-from ..linalg.xp import array_modules, check_free_memory, laplacian_apply, rbf_kernel
-from .pcg import pcg
-from .reduced import (AUTO_DIRECT_N, AUTO_MEMORY_SHARE, AUTO_MIN_BASIS, auto_n_basis,
+from ..linalg.xp import (array_modules, check_free_memory, laplacian_apply, product_f64,
+                         rbf_kernel, to_host)
+from .newton import _NewtonSteps, _newton_matrix
+from .objective import error_mask
+from .pcg import _start, pcg
+from .reduced import (AUTO_DIRECT_N, AUTO_FULL_N, AUTO_MEMORY_SHARE, AUTO_MIN_BASIS, auto_n_basis,
                       basis_transform, gram_block, reduced_newton, reduced_pcg, select_basis)
 from .stopping import make_rule
 
@@ -97,8 +104,8 @@ def _refuse_unsupported(est, engine, X_val=None, reduced=False):
                     "a validation set is not available there; use 'stability', a "
                     "classical rule or None")]
     else:
-        checks += [("solver", est.solver in ("auto", "pcg"),
-                    "use solver='auto' (PCG to the minimiser up to 2000 points) or 'pcg'")]
+        checks += [("solver", est.solver in ("auto", "pcg", "newton", "closed_form"),
+                    "use solver='auto', 'pcg' or 'newton'")]
     for param, ok, advice in checks:
         if not ok:
             raise ValueError(f"{name}({param}={getattr(est, param)!r}) is not available "
@@ -140,10 +147,23 @@ def _basis_size(est, engine, X):
     return m
 
 
-def _solver(est, n):
-    """``"pcg"`` (with ``early_stopping``) or ``"minimiser"`` (PCG to tolerance, where the
-    host's ``solver="auto"`` solves directly: up to 2000 points)."""
-    return "minimiser" if est.solver == "auto" and n <= AUTO_DIRECT_N else "pcg"
+def _solver(est, n, xp):
+    """How the device solves the full expansion of ``n`` points: ``"direct"`` (Newton's
+    dense solves, :func:`_direct`) for ``solver="newton"`` / ``"closed_form"``, and for
+    ``"auto"`` where the host solves directly (up to ``AUTO_FULL_N`` = 8000 points, with
+    the kernel and the solve's workspace in half of the free device memory) while
+    ``gamma_A > 0``; ``"minimiser"`` (PCG to tolerance) for ``"auto"`` up to 2000 points
+    otherwise (``gamma_A = 0``, whose singular systems the host solves by least squares);
+    ``"pcg"`` (with ``early_stopping``) else."""
+    if est.solver in ("newton", "closed_form"):
+        return "direct"
+    if est.solver != "auto":
+        return "pcg"
+    need = float(n) * n * np.dtype(est.kernel_dtype).itemsize + est._direct_workspace(n)
+    if (est.gamma_A > 0 and n <= AUTO_FULL_N
+            and need <= AUTO_MEMORY_SHARE * xp_helpers.free_memory(xp)):
+        return "direct"
+    return "minimiser" if n <= AUTO_DIRECT_N else "pcg"
 
 
 def fit(est, X, y, *, W=None, X_val=None, y_val=None, engine=None):
@@ -167,7 +187,7 @@ def fit(est, X, y, *, W=None, X_val=None, y_val=None, engine=None):
     if reduced:
         res, alpha = _fit_reduced(est, engine, X, apply_L, Y, labeled, names, t0, m)
     else:
-        solver = _solver(est, n)
+        solver = _solver(est, n, engine.xp)
         needs_val = [nm for nm in names if nm in ("validation", "mixed")]
         if needs_val and X_val is None and solver == "pcg":
             raise ValueError(f"early_stopping={needs_val[0]!r} needs a validation set "
@@ -204,39 +224,101 @@ def _fit_full(est, engine, X, apply_L, Y, labeled, X_val, y_val, names, solver, 
 
 
 class _SymmetricProducts:
-    """The training kernel ``K`` (symmetric) for PCG, its products ``K V`` computed as
-    ``(V^T K)^T``: on an H200 the product of the 70 000 x 70 000 float32 kernel with 10
-    columns took 7.7 ms in that layout against 16.2 ms as ``K @ V`` (``semisup bench gpu``,
-    ``product_*_ms``), and PCG makes one per iteration. PCG reads only ``shape``, ``dtype``
-    and the products (:func:`semisup.lapsvm.pcg.pcg`)."""
+    """The training kernel ``K`` (symmetric) for PCG and its products ``K V``.
+
+    A float64 ``K`` multiplies as ``(V^T K)^T``: on an H200 the product of the 70 000 x
+    70 000 float32 kernel with 10 columns took 7.7 ms in that layout against 16.2 ms as
+    ``K @ V`` (``semisup bench gpu``, ``product_*_ms``), and PCG makes one per iteration.
+    A float32 ``K`` multiplies in float64 arithmetic (:func:`semisup.linalg.xp.product_f64`,
+    ``float64_products``): float32 products, whose rounding PCG amplifies by about
+    ``1 / gamma_A``, kept the paper's stability stop from ever holding on all of MNIST
+    (``docs/benchmarks/gpu.md``). PCG reads only ``shape``, ``dtype``,
+    ``float64_products`` and the products (:func:`semisup.lapsvm.pcg.pcg`)."""
 
     def __init__(self, K):
         self.K, self.shape, self.dtype = K, K.shape, K.dtype
+        self.float64_products = K.dtype == np.float32
         self._xp = array_modules(K)[0]
 
     def __matmul__(self, V):
+        if self.float64_products:
+            return product_f64(self.K, V)
         if V.ndim == 1:
             return V @ self.K
         return (self._xp.ascontiguousarray(V.T) @ self.K).T
 
 
 def _solve_full(est, K, apply_L, Y, unlabeled, K_val, Y_val, names, solver):
-    """:func:`~semisup.lapsvm.pcg.pcg` on the device arrays with the estimator's rules, or
-    to the minimiser (``solver="minimiser"``)."""
+    """:func:`~semisup.lapsvm.pcg.pcg` on the device arrays with the estimator's rules, to
+    the minimiser (``solver="minimiser"``), or Newton's dense solves (``"direct"``; PCG to
+    the minimiser where its system is singular)."""
     common = dict(gamma_A=est.gamma_A, gamma_I=est.gamma_I, use_bias=est.use_bias,
-                  hinge=est._hinge, refresh_every=est.refresh_every, verbose=est.verbose)
+                  hinge=est._hinge)
+    if solver == "direct":
+        res = _direct(K.K, apply_L, Y, max_iter=1 if not est._hinge else (
+            50 if est.max_iter is None else est.max_iter), **common)
+        if res is not None:
+            return res
+        solver = "minimiser"
+    common.update(refresh_every=est.refresh_every, verbose=est.verbose)
     if solver == "minimiser":
         tol = MINIMISER_TOL[np.dtype(K.dtype).name] if est.stop_tol is None else est.stop_tol
         return pcg(K, apply_L, Y, stopping=[make_rule("mixed_grad", tol=tol)],
                    max_iter=MINIMISER_MAX_ITER if est.max_iter is None else est.max_iter,
                    _advice=f"the relative gradient norm fell below stop_tol={tol:g} "
                            "(solver='auto' runs PCG to the minimiser on the device up to "
-                           f"{AUTO_DIRECT_N} points); raise max_iter or loosen stop_tol.",
+                           f"{AUTO_DIRECT_N} points where it cannot solve directly); raise "
+                           "max_iter or loosen stop_tol.",
                    **common)
     rules = est._rules(names, unlabeled, Y_val, Y.shape[1] if Y.ndim == 2 else 1)
     return pcg(K, apply_L, Y, stopping=rules, K_val=K_val,
                max_iter=1000 if est.max_iter is None else est.max_iter,
                _advice=est._pcg_advice(rules), **common)
+
+
+def _direct(K, apply_L, Y, *, gamma_A, gamma_I, use_bias, hinge, max_iter):
+    """Newton's method (eq. 10; LapRLS's eq. 14 is its single step) on the device: the
+    host's :func:`~semisup.lapsvm.newton.newton` with one dense solve
+    (``xp.linalg.solve``, LU) per step and group of columns sharing an error set, in
+    place of its Woodbury updates; ``L K`` formed once, the kernel widened to float64.
+    ``None`` where a solve is not finite (an exactly singular system): the caller then
+    runs PCG to the minimiser."""
+    xp = array_modules(K)[0]
+    squeeze = Y.ndim == 1
+    Y2 = Y[:, None] if squeeze else Y
+    n, c = Y2.shape
+    off = int(use_bias)
+    check_free_memory(xp, 4.0 * (n + off) ** 2 * 8, f"Newton's method on n={n} points",
+                      "Use solver='pcg', which needs only the kernel.")
+    Kd = K.astype(xp.float64)
+    LK = apply_L(Kd)
+    L1 = apply_L(xp.ones(n)) if use_bias else None
+    A, B = _start(None, None, n, c, use_bias, xp)
+    run = _NewtonSteps(to_host(Y2), hinge, max_iter, None, squeeze)
+    for t in range(max_iter + 1):
+        F = Kd @ A + B
+        E, groups = run.groups(t, to_host(F), A, B)
+        if not groups:
+            break
+        for cols in groups:
+            Ej, cx = E[:, cols[0]], xp.asarray(cols)
+            rhs = xp.where(xp.asarray(Ej)[:, None], Y2[:, cx], 0.0)
+            if use_bias:
+                rhs = xp.vstack([xp.zeros((1, len(cols))), rhs])
+            Z = xp.linalg.solve(_newton_matrix(Kd, LK, L1, Ej, gamma_A, gamma_I, use_bias),
+                                rhs)
+            if not bool(xp.isfinite(Z).all()):
+                return None
+            A[:, cx] = Z[off:]
+            if use_bias:
+                B[cx] = Z[0]
+        # the first column's objective (eq. 7 / 14) after the step, as the host records
+        Ka = Kd @ A[:, 0]
+        f0 = Ka + B[0]
+        r0 = xp.where(error_mask(f0, Y2[:, 0], hinge), f0 - Y2[:, 0], 0.0)
+        run.hist["obj"].append(float(0.5 * (r0 @ r0 + gamma_A * (A[:, 0] @ Ka)
+                                            + gamma_I * (f0 @ apply_L(f0)))))
+    return run.result(A, B, F, "raise max_iter.")
 
 
 def _laplacian(est, W):

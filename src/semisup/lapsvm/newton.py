@@ -30,6 +30,7 @@ import numpy as np
 import scipy.linalg as sla
 
 from .._validation import check_memory, warn_convergence
+from ..linalg.xp import array_modules
 from .objective import error_mask, laplacian_operator, objective
 from .pcg import _start, exact_line_search
 from .result import SolverResult
@@ -38,15 +39,20 @@ __all__ = ["newton", "laprls_closed_form"]
 
 
 def _newton_matrix(K, LK, L1, E, gamma_A, gamma_I, use_bias):
-    n = K.shape[0]
-    M = gamma_I * LK
-    M[E] += K[E]
-    M[np.diag_indices(n)] += gamma_A
-    if not use_bias:
-        return M
-    top = np.concatenate([[0.0], np.ones(n)])
-    left = E.astype(np.float64) + gamma_I * L1
-    return np.block([[top[None, :]], [left[:, None], M]])
+    """The Newton system of the module docstring for the error set ``E`` (a boolean (n,)
+    array), in ``K``'s array module (numpy, or CuPy on the device path), formed once."""
+    xp = array_modules(K)[0]
+    n, off = K.shape[0], int(use_bias)
+    M = xp.empty((n + off, n + off))
+    xp.multiply(LK, gamma_I, out=M[off:, off:])
+    rows = xp.flatnonzero(xp.asarray(E))
+    M[off + rows, off:] += K[rows]
+    diag = xp.arange(off, n + off)
+    M[diag, diag] += gamma_A
+    if use_bias:
+        M[0, 0], M[0, 1:] = 0.0, 1.0
+        M[1:, 0] = xp.asarray(E, dtype=xp.float64) + gamma_I * L1
+    return M
 
 
 def _newton_apply(Kd, LK, L1, E, Z, gamma_A, gamma_I, use_bias):

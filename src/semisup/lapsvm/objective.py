@@ -82,9 +82,12 @@ def kernel_matvec(K, V: np.ndarray) -> np.ndarray:
 
     Mixing a float32 ``K`` with a float64 vector would make NumPy copy all of ``K`` to
     float64 on every product; casting the (small) vector instead keeps the product at
-    float32 memory traffic, which is what bounds its speed.
+    float32 memory traffic, which is what bounds its speed. A kernel operator with a true
+    ``float64_products`` attribute (the device's float32 kernel,
+    :func:`semisup.linalg.xp.product_f64`) takes the float64 ``V`` itself.
     """
-    if getattr(K, "dtype", None) == np.float32 and not sp.issparse(K):
+    if (getattr(K, "dtype", None) == np.float32 and not sp.issparse(K)
+            and not getattr(K, "float64_products", False)):
         # (an ndarray, or a kernel operator such as semisup.distributed.DaskKernel)
         out = K @ V.astype(np.float32)
     else:

@@ -25,7 +25,7 @@ import scipy.sparse as sp
 from .._validation import _fmt_bytes, available_memory
 
 __all__ = ["array_modules", "to_host", "free_memory", "check_free_memory", "degrees",
-           "laplacian_apply", "rbf_kernel"]
+           "laplacian_apply", "rbf_kernel", "product_f64"]
 
 
 def array_modules(a):
@@ -123,3 +123,51 @@ def rbf_kernel(X, sigma, *, Y=None, dtype="float32", block_bytes=None):
         diag = xp.arange(n)
         K[diag, diag] = 1.0
     return K
+
+
+def product_f64(K, V, *, block_bytes=2 ** 27):
+    """``K^T V`` in float64 arithmetic of a float32 ``K``: each entry widened as it is
+    read, every product and sum in float64; for the symmetric kernels PCG multiplies by,
+    ``K V``.
+
+    A float32 kernel halves the memory, but a float32 product (cuBLAS, or NumPy's BLAS)
+    also rounds ``V`` to float32 and sums in float32: an error of ~1e-7 ``|K| |V|`` in
+    each product, new at each call. PCG at a small ``gamma_A`` amplifies it by about
+    ``1 / gamma_A`` (on all of MNIST the paper's stability stop never held), while the
+    stored kernel's own rounding is one fixed perturbation of the problem. On CuPy arrays a
+    CUDA kernel (:mod:`semisup.linalg._cuda_products`) reads ``K`` once, as the float32
+    product does; with numpy (the engine's code run on the host, and its tests) blocks of
+    ``K``'s columns are cast to float64 (``block_bytes`` each) and multiplied.
+
+    Parameters
+    ----------
+    K : array (m, n), float32, C-contiguous (other dtypes: ``K.T @ V``)
+    V : array (m,) or (m, c), cast to float64
+
+    Returns
+    -------
+    array (n,) or (n, c), float64, of ``K``'s module
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> K = np.array([[1.0, 0.5], [0.5, 1.0]], dtype=np.float32)
+    >>> V = np.array([1.0, 1e-9])
+    >>> product_f64(K, V).tolist()
+    [1.0000000005, 0.500000001]
+    >>> (K @ V.astype(np.float32)).tolist()     # a float32 product loses V's small part
+    [1.0, 0.5]
+    """
+    xp, _ = array_modules(K)
+    V = xp.asarray(V, dtype=xp.float64)
+    if K.dtype != np.float32 or not K.flags.c_contiguous:
+        return K.T @ V
+    if xp is not np:
+        from ._cuda_products import product_f64 as device_product
+        return device_product(K, V)
+    m, n = K.shape
+    out = np.empty((n,) + V.shape[1:])
+    cols = int(max(1, block_bytes // (8 * max(m, 1))))
+    for lo in range(0, n, cols):
+        out[lo:lo + cols] = K[:, lo:lo + cols].astype(np.float64).T @ V
+    return out
