@@ -248,4 +248,7 @@ def test_laprls_equals_closed_form(data, dtype, gamma_A, rtol, use_bias):
     f0 = est.decision_function(X)
     assert fit.decision.shape == f0.shape
     np.testing.assert_allclose(fit.decision, f0, atol=rtol * np.abs(f0).max())
-    np.testing.assert_allclose(fit.b, est.intercept_, atol=rtol * np.abs(f0).max())
+    # the bias is the flattest direction (f = K a + b with sum(a) = 0 at the minimiser): PCG
+    # stopped at a relative gradient of 1e-10 fixes it to ~3e-7 of the scale (measured,
+    # blobs), f to 2e-9
+    np.testing.assert_allclose(fit.b, est.intercept_, atol=10 * rtol * np.abs(f0).max())

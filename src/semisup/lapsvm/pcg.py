@@ -256,10 +256,12 @@ def _line_search_step(stops, t, act, A, B, F, LF, D_a, KD, D_b, FD, LFD, Yl, lab
     """
     xp = array_modules(A)[0]
     act_h = to_host(act)
+    # the columns' terms at once (a few array operations, not four per column: on a GPU
+    # each operation costs its launch), copied to the host together
+    KDa = KD[:, act]
     regs = to_host(xp.stack([
-        xp.stack([gamma_A * (A[:, j] @ KD[:, j]) + gamma_I * (FD[:, k] @ LF[:, j]),
-                  gamma_A * (D_a[:, j] @ KD[:, j]) + gamma_I * (FD[:, k] @ LFD[:, k])])
-        for k, j in enumerate(act_h)]))
+        gamma_A * (A[:, act] * KDa).sum(0) + gamma_I * (FD * LF[:, act]).sum(0),
+        gamma_A * (D_a[:, act] * KDa).sum(0) + gamma_I * (FD * LFD).sum(0)], axis=1))
     Fl, FDl = to_host(F[lab_rows]), to_host(FD[lab_rows])
     s = np.zeros(A.shape[1])
     pieces = []
