@@ -290,7 +290,7 @@ def _direct(K, apply_L, Y, *, gamma_A, gamma_I, use_bias, hinge, max_iter):
     off = int(use_bias)
     check_free_memory(xp, 4.0 * (n + off) ** 2 * 8, f"Newton's method on n={n} points",
                       "Use solver='pcg', which needs only the kernel.")
-    Kd = K.astype(xp.float64)
+    Kd = K.astype(xp.float64, copy=False)
     LK = apply_L(Kd)
     L1 = apply_L(xp.ones(n)) if use_bias else None
     A, B = _start(None, None, n, c, use_bias, xp)
