@@ -254,14 +254,9 @@ def _line_search_step(stops, t, act, A, B, F, LF, D_a, KD, D_b, FD, LFD, Yl, lab
     in the arrays' module: the searches run on host copies of the labelled rows and of
     the regularisers, one copy per iteration).
     """
-    xp = array_modules(A)[0]
     act_h = to_host(act)
-    # the columns' terms at once (a few array operations, not four per column: on a GPU
-    # each operation costs its launch), copied to the host together
-    KDa = KD[:, act]
-    regs = to_host(xp.stack([
-        gamma_A * (A[:, act] * KDa).sum(0) + gamma_I * (FD * LF[:, act]).sum(0),
-        gamma_A * (D_a[:, act] * KDa).sum(0) + gamma_I * (FD * LFD).sum(0)], axis=1))
+    regs = _search_terms(act, act_h, A, LF, D_a, KD, FD, LFD, gamma_A, gamma_I)
+    xp = array_modules(A)[0]
     Fl, FDl = to_host(F[lab_rows]), to_host(FD[lab_rows])
     s = np.zeros(A.shape[1])
     pieces = []
@@ -277,6 +272,29 @@ def _line_search_step(stops, t, act, A, B, F, LF, D_a, KD, D_b, FD, LFD, Yl, lab
     F[:, act] += sa_x * FD
     LF[:, act] += sa_x * LFD
     return sa, float(np.mean(pieces))
+
+
+def _search_terms(act, act_h, A, LF, D_a, KD, FD, LFD, gamma_A, gamma_I, batched=None):
+    """The line searches' regulariser terms of the active columns, a host array (k, 2):
+    ``gamma_A a'K d + gamma_I f'L fd`` and ``gamma_A d'K d + gamma_I fd'L fd``.
+
+    On the host four dot products per column (the numbers the paper reproductions in
+    ``docs/results`` were made with); on a GPU (``batched``, by default where the arrays
+    are not numpy's) the same sums for all columns in a few array operations and one copy
+    to the host: the per-column products cost 5 ms of kernel launches per iteration of the
+    float32 LapRLS on all of MNIST (``docs/benchmarks/gpu.md``). The two agree to rounding.
+    """
+    xp = array_modules(A)[0]
+    if batched is None:
+        batched = xp is not np
+    if not batched:
+        return np.array([[gamma_A * (A[:, j] @ KD[:, j]) + gamma_I * (FD[:, k] @ LF[:, j]),
+                          gamma_A * (D_a[:, j] @ KD[:, j]) + gamma_I * (FD[:, k] @ LFD[:, k])]
+                         for k, j in enumerate(act_h)])
+    KDa = KD[:, act]
+    return to_host(xp.stack([
+        gamma_A * (A[:, act] * KDa).sum(0) + gamma_I * (FD * LF[:, act]).sum(0),
+        gamma_A * (D_a[:, act] * KDa).sum(0) + gamma_I * (FD * LFD).sum(0)], axis=1))
 
 
 def _start(alpha0, b0, r, c, use_bias, xp=np):
