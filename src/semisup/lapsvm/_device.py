@@ -65,8 +65,9 @@ from ..linalg.xp import (array_modules, check_free_memory, laplacian_apply, prod
 from .newton import _NewtonSteps, _newton_matrix
 from .objective import error_mask
 from .pcg import _start, pcg
-from .reduced import (AUTO_DIRECT_N, AUTO_FULL_N, AUTO_MEMORY_SHARE, AUTO_MIN_BASIS, auto_n_basis,
-                      basis_transform, gram_block, reduced_newton, reduced_pcg, select_basis)
+from .reduced import (AUTO_DIRECT_N, AUTO_FULL_N, AUTO_MEMORY_SHARE, AUTO_MIN_BASIS,
+                      auto_n_basis, basis_transform, gram_block, reduced_newton, reduced_pcg,
+                      select_basis)
 from .stopping import make_rule
 
 __all__ = ["on_device", "fit", "decision_function"]
@@ -305,8 +306,11 @@ def _direct(K, apply_L, Y, *, gamma_A, gamma_I, use_bias, hinge, max_iter):
             rhs = xp.where(xp.asarray(Ej)[:, None], Y2[:, cx], 0.0)
             if use_bias:
                 rhs = xp.vstack([xp.zeros((1, len(cols))), rhs])
-            Z = xp.linalg.solve(_newton_matrix(Kd, LK, L1, Ej, gamma_A, gamma_I, use_bias),
-                                rhs)
+            try:
+                Z = xp.linalg.solve(
+                    _newton_matrix(Kd, LK, L1, Ej, gamma_A, gamma_I, use_bias), rhs)
+            except np.linalg.LinAlgError:   # numpy's exactly singular system (CuPy: NaN)
+                return None
             if not bool(xp.isfinite(Z).all()):
                 return None
             A[:, cx] = Z[off:]

@@ -66,7 +66,8 @@ product_f64(const float* __restrict__ K, const double* __restrict__ V,
         const long long j = j0 + u * THREADS;
         if (j < n) {
 #pragma unroll
-            for (int c = 0; c < NC; ++c) part[((long long)blockIdx.y * NC + c) * n + j] = acc[u][c];
+            for (int c = 0; c < NC; ++c)
+                part[((long long)blockIdx.y * NC + c) * n + j] = acc[u][c];
         }
     }
 }
