@@ -1,19 +1,35 @@
 #!/usr/bin/env bash
 # The prepared device check of the GPU engine (issue #32), run from the repository root on a
-# CUDA machine with CuPy installed and nothing fetched: no pip install, the sources on
-# PYTHONPATH. It prints the card, driver and CuPy version, runs the GPU tests (the engine's
+# CUDA machine with CuPy installed and nothing fetched: the project is installed there
+# without its dependencies (pip --no-deps --no-build-isolation into a temporary folder; the
+# machine's CuPy, numpy, scipy and scikit-learn are used), or, where that pip cannot build
+# it (e.g. a setuptools older than the build needs), the sources run from src/ (said in the
+# output and in $OUT/install.txt). It prints the card, driver and CuPy version, runs the GPU tests (the engine's
 # functions and the estimators on CuPy input; each test file in its own process, at most
 # 120 s each), then the MNIST benchmark (at most 300 s), whose record goes to $OUT/gpu.md
 # and $OUT/gpu.json (OUT defaults to ./gpu-out); every output is also kept under $OUT.
 # MNIST's IDX files are read from $SEMISUP_DATA (or the first argument).
 set -u
 cd "$(dirname "$0")/.."
-export PYTHONPATH="$PWD/src${PYTHONPATH:+:$PYTHONPATH}"
 export OUT="${OUT:-$PWD/gpu-out}"
 export PYTHONUNBUFFERED=1
 [ $# -ge 1 ] && export SEMISUP_DATA="$1"
 mkdir -p "$OUT"
 PY="${PYTHON:-python3}"
+echo "== install"
+SITE="${TMPDIR:-/tmp}/semisup-gpu-check-site"
+rm -rf "$SITE"
+if "$PY" -m pip install -q --no-deps --no-build-isolation --no-compile --target "$SITE" . \
+        > "$OUT/install.txt" 2>&1; then
+    export PYTHONPATH="$SITE${PYTHONPATH:+:$PYTHONPATH}"
+    echo "installed into $SITE (no dependencies)" | tee -a "$OUT/install.txt"
+else
+    export PYTHONPATH="$PWD/src${PYTHONPATH:+:$PYTHONPATH}"
+    echo "pip could not build the project here ($OUT/install.txt): running the sources" \
+        "from src/" | tee -a "$OUT/install.txt"
+fi
+"$PY" -c "import semisup; print('semisup', semisup.__version__, 'from', semisup.__file__)" \
+    2>&1 | tee -a "$OUT/install.txt"
 echo "== device"
 nvidia-smi --query-gpu=name,driver_version,memory.total,memory.used --format=csv 2>&1 \
     | head -5 | tee "$OUT/nvidia-smi.txt"
