@@ -181,6 +181,23 @@ def test_laprls_fit_engine_function_is_the_project_pcg():
     np.testing.assert_allclose(fit.decision, f0, atol=1e-3 * np.abs(f0).max())
 
 
+def test_direct_solve_refused_before_the_graph_where_memory_is_short(monkeypatch):
+    """solver='newton' whose kernel and Newton system exceed the free device memory:
+    refused with the estimate and the way out, before the graph is built; solver='auto'
+    takes PCG (to the minimiser, at 80 points) there instead."""
+    X, y, y_train = _moons(80)
+    monkeypatch.setattr("semisup.linalg.xp.free_memory", lambda xp: 100_000)
+    with pytest.raises(MemoryError, match=r"LapSVM's direct solve on n=80 points .* needs "
+                                          r"about .* Use solver='pcg'"):
+        monkeypatch.setattr("semisup.lapsvm._device._prepare",
+                            lambda *a: pytest.fail("the graph was built first"))
+        LapSVM(solver="newton").fit(dev(X), y_train)
+    monkeypatch.undo()
+    monkeypatch.setattr("semisup.linalg.xp.free_memory", lambda xp: 400_000)
+    est = LapSVM(gamma_A=1e-2).fit(dev(X), y_train)   # 51 KB kernel + 157 KB > half of it
+    assert est.stop_reason_ in ("mixed_grad", "line search step 0")
+
+
 @pytest.mark.parametrize("cls,kw,match", [
     (LapSVM, dict(kernel="linear"), "kernel='linear'"),
     (LapSVM, dict(solver="dual"), "solver='dual'"),

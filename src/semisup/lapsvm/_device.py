@@ -177,6 +177,8 @@ def fit(est, X, y, *, W=None, X_val=None, y_val=None, engine=None):
     _refuse_unsupported(est, engine, X_val, reduced)
     y = check_semisup_labels(est._host_labels(y), estimator=name)[0]
     names = est._rule_names()
+    if not reduced and _solver(est, X.shape[0], engine.xp) == "direct":
+        _check_direct_memory(est, engine.xp, X.shape[0])
     t0 = time.perf_counter()
     X, W, y, classes, labeled = _prepare(est, X, y, W, engine)
     n = X.shape[0]
@@ -277,20 +279,28 @@ def _solve_full(est, K, apply_L, Y, unlabeled, K_val, Y_val, names, solver):
                _advice=est._pcg_advice(rules), **common)
 
 
+def _check_direct_memory(est, xp, n):
+    """Refuse a direct solve whose kernel and Newton system (``est._direct_workspace``)
+    would not fit in the free device memory, before the graph and the kernel are built."""
+    check_free_memory(xp, float(n) * n * np.dtype(est.kernel_dtype).itemsize
+                      + est._direct_workspace(n),
+                      f"{type(est).__name__}'s direct solve on n={n} points (the kernel and "
+                      "the Newton system)", "Use solver='pcg', which needs only the kernel.")
+
+
 def _direct(K, apply_L, Y, *, gamma_A, gamma_I, use_bias, hinge, max_iter):
     """Newton's method (eq. 10; LapRLS's eq. 14 is its single step) on the device: the
     host's :func:`~semisup.lapsvm.newton.newton` with one dense solve
     (``xp.linalg.solve``, LU) per step and group of columns sharing an error set, in
-    place of its Woodbury updates; ``L K`` formed once, the kernel widened to float64.
-    ``None`` where a solve is not finite (an exactly singular system): the caller then
+    place of its Woodbury updates; ``L K`` formed once, the kernel widened to float64
+    (memory: :func:`_check_direct_memory`, before the fit). ``None`` where a solve is not
+    finite (an exactly singular system): the caller then
     runs PCG to the minimiser."""
     xp = array_modules(K)[0]
     squeeze = Y.ndim == 1
     Y2 = Y[:, None] if squeeze else Y
     n, c = Y2.shape
     off = int(use_bias)
-    check_free_memory(xp, 4.0 * (n + off) ** 2 * 8, f"Newton's method on n={n} points",
-                      "Use solver='pcg', which needs only the kernel.")
     Kd = K.astype(xp.float64, copy=False)
     LK = apply_L(Kd)
     L1 = apply_L(xp.ones(n)) if use_bias else None
