@@ -9,10 +9,10 @@ read time on the cards this targets (H100 / H200: ~34 float64 TFLOP/s against 3.
 
 Layout: a thread owns ``J`` columns ``j`` of ``K`` (adjacent threads, adjacent ``j``: the
 reads of one row are coalesced; ``J`` of them in flight per thread) and the ``NC`` columns
-of ``V``; a block of threads reads
-the rows of one split of ``0..n-1``, holding the split's rows of ``V`` in shared memory,
-and writes its partial sums; the splits' partial sums are added by one CuPy reduction
-(fixed order: the result does not depend on the scheduling, unlike atomic additions).
+of ``V``; a block of threads reads the rows of one split of ``0..m-1``, holding the split's
+rows of ``V`` in shared memory, and writes its partial sums; the splits' partial sums are
+added by one CuPy reduction (a fixed order: the result does not depend on the scheduling,
+as atomic additions would).
 """
 
 from __future__ import annotations

@@ -133,11 +133,12 @@ def product_f64(K, V, *, block_bytes=2 ** 27):
     A float32 kernel halves the memory, but a float32 product (cuBLAS, or NumPy's BLAS)
     also rounds ``V`` to float32 and sums in float32: an error of ~1e-7 ``|K| |V|`` in
     each product, new at each call. PCG at a small ``gamma_A`` amplifies it by about
-    ``1 / gamma_A`` (on all of MNIST the paper's stability stop never held), while the
-    stored kernel's own rounding is one fixed perturbation of the problem. On CuPy arrays a
-    CUDA kernel (:mod:`semisup.linalg._cuda_products`) reads ``K`` once, as the float32
-    product does; with numpy (the engine's code run on the host, and its tests) blocks of
-    ``K``'s columns are cast to float64 (``block_bytes`` each) and multiplied.
+    ``1 / gamma_A`` (on all of MNIST on a GPU the paper's stability stop never held),
+    while the stored kernel's own rounding is one fixed perturbation of the problem. On
+    CuPy arrays a CUDA kernel (:mod:`semisup.linalg._cuda_products`) reads ``K`` once, as
+    the float32 product does; with numpy (the engine's code run on the host, and its
+    tests) blocks of ``K``'s columns are cast to float64 (``block_bytes`` each) and
+    multiplied.
 
     Parameters
     ----------
