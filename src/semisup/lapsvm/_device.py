@@ -63,7 +63,7 @@ from ..linalg import xp as xp_helpers
 from ..linalg.xp import (array_modules, check_free_memory, laplacian_apply, product_f64,
                          rbf_kernel, to_host)
 from .newton import _NewtonSteps, _newton_matrix
-from .objective import error_mask
+from .objective import objective
 from .pcg import _start, pcg
 from .reduced import (AUTO_DIRECT_N, AUTO_FULL_N, AUTO_MEMORY_SHARE, AUTO_MIN_BASIS,
                       auto_n_basis, basis_transform, gram_block, reduced_newton, reduced_pcg,
@@ -326,12 +326,9 @@ def _direct(K, apply_L, Y, *, gamma_A, gamma_I, use_bias, hinge, max_iter):
             A[:, cx] = Z[off:]
             if use_bias:
                 B[cx] = Z[0]
-        # the first column's objective (eq. 7 / 14) after the step, as the host records
-        Ka = Kd @ A[:, 0]
-        f0 = Ka + B[0]
-        r0 = xp.where(error_mask(f0, Y2[:, 0], hinge), f0 - Y2[:, 0], 0.0)
-        run.hist["obj"].append(float(0.5 * (r0 @ r0 + gamma_A * (A[:, 0] @ Ka)
-                                            + gamma_I * (f0 @ apply_L(f0)))))
+        run.hist["obj"].append(objective(Kd, apply_L, Y2[:, 0], A[:, 0],
+                                         B[0] if use_bias else None, gamma_A=gamma_A,
+                                         gamma_I=gamma_I, hinge=hinge))
     return run.result(A, B, F, "raise max_iter.")
 
 

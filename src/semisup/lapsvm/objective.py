@@ -105,7 +105,8 @@ def error_mask(f: np.ndarray, y: np.ndarray, hinge: bool = True) -> np.ndarray:
 
 
 def _bias_vector(b, like):
-    return np.zeros(like.shape[1:]) if b is None else np.asarray(b, dtype=np.float64)
+    xp = array_modules(like)[0]
+    return xp.zeros(like.shape[1:]) if b is None else xp.asarray(b, dtype=xp.float64)
 
 
 def objective(K, apply_L, y, alpha, b=None, *, gamma_A: float, gamma_I: float,
@@ -132,13 +133,15 @@ def objective(K, apply_L, y, alpha, b=None, *, gamma_A: float, gamma_I: float,
 
     Returns
     -------
-    obj : float, or ndarray (c,) for a matrix ``y``
+    obj : float, or ndarray (c,) for a matrix ``y`` (of ``alpha``'s array module: numpy, or
+    CuPy on the device path)
     """
-    alpha = np.asarray(alpha, dtype=np.float64)
+    xp = array_modules(alpha)[0]
+    alpha = xp.asarray(alpha, dtype=xp.float64)
     Ka = kernel_matvec(K, alpha) if Kalpha is None else Kalpha
     f = Ka + _bias_vector(b, alpha)
     E = error_mask(f, y, hinge)
-    r = np.where(E, f - y, 0.0)
+    r = xp.where(E, f - y, 0.0)
     val = 0.5 * ((r * r).sum(axis=0) + gamma_A * (alpha * Ka).sum(axis=0)
                  + gamma_I * (f * apply_L(f)).sum(axis=0))
     return float(val) if np.ndim(val) == 0 else val
