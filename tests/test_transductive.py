@@ -200,3 +200,72 @@ def test_graph_kernel_svm_unreached_clusters_tie_exactly(kernel, seed):
             m = GraphKernelSVM(kernel=kernel, n_neighbors=5).fit(X, ys)
         np.testing.assert_array_equal(m.decision_function(X)[far], 0.0)
         np.testing.assert_array_equal(m.predict(X)[far], labels[1])
+
+
+# ------------------------------------------------------------------------------------------
+# one-vs-rest tasks in worker processes
+@pytest.mark.parametrize("name", ["SPORE", "MultiGraphSPORE"])
+def test_one_vs_rest_in_worker_processes_gives_the_tasks_run_in_turn(monkeypatch, name):
+    """``n_jobs`` runs the tasks side by side (here from 10 vertices): the same scores to
+    rounding (a task's arithmetic differs between processes only by its arrays' alignment:
+    1e-12 relative measured), labels, kernels and per-task records as one after the other."""
+    from semisup.spore import estimator as est
+    X, _, ys = _blobs()
+    seq = _fit(_make(name).set_params(n_jobs=1), X, ys)
+    monkeypatch.setattr(est, "OVR_JOBS_MIN_N", 10)
+    used, real = [], est.one_vs_rest
+
+    def spy(*args, **kwargs):
+        used.append(kwargs["n_jobs"])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(est, "one_vs_rest", spy)
+    par = _fit(_make(name).set_params(n_jobs=2), X, ys)
+    assert used == [2]                                   # else the test could not fail
+    scale = np.abs(seq.decision_scores_).max()
+    np.testing.assert_allclose(par.decision_scores_, seq.decision_scores_, rtol=0,
+                               atol=1e-9 * scale)
+    np.testing.assert_array_equal(par.transduction_, seq.transduction_)
+    np.testing.assert_allclose(par.embedding_, seq.embedding_, rtol=0, atol=1e-9)
+    np.testing.assert_array_equal(par.n_iter_, seq.n_iter_)
+    np.testing.assert_array_equal(par.best_iter_, seq.best_iter_)
+    if name == "MultiGraphSPORE":
+        np.testing.assert_allclose(par.weights_, seq.weights_, rtol=0, atol=1e-9)
+        np.testing.assert_allclose(par.kernels_, seq.kernels_, rtol=0, atol=1e-9)
+
+
+def test_one_vs_rest_keeps_results_in_task_order_from_workers():
+    from semisup._transductive import one_vs_rest
+    signed = np.where(np.eye(6, 4) > 0, 1.0, -1.0)
+    kept = []
+
+    def solve(s):
+        return s * 2.0, int(np.argmax(s))
+
+    for n_jobs in (1, 3):
+        kept.clear()
+        results, scores = one_vs_rest(solve, signed, keep=kept.append, n_jobs=n_jobs)
+        assert results == kept == [0, 1, 2, 3]
+        np.testing.assert_array_equal(scores, 2.0 * signed)
+
+
+def test_ovr_jobs_rule(monkeypatch):
+    from threadpoolctl import threadpool_limits
+    from semisup.spore.estimator import OVR_JOBS_MIN_N, _dense_bytes, _ovr_jobs
+    from semisup.spore.iip import ONE_THREAD_MAX_N
+    monkeypatch.delenv("SEMISUP_MAX_MEMORY", raising=False)
+    f64, n = np.float64, 1000
+    assert _ovr_jobs(4, n, 10, 1, f64) == 4
+    assert _ovr_jobs(4, n, 3, 1, f64) == 3                # no more workers than tasks
+    assert _ovr_jobs(4, n, 1, 1, f64) == 1                # binary: one task
+    assert _ovr_jobs(1, n, 10, 1, f64) == 1
+    assert _ovr_jobs(4, OVR_JOBS_MIN_N - 1, 10, 1, f64) == 1
+    assert _ovr_jobs(4, ONE_THREAD_MAX_N + 1, 10, 1, np.float32) == 1   # BLAS threads there
+    with threadpool_limits(1, user_api="blas"):           # None follows the caller's limit
+        assert _ovr_jobs(None, n, 10, 1, f64) == 1
+    # as many as the memory holds, the sequential fit's need counted as before
+    assert _dense_bytes(n, 1, f64, 10) == (14 + 9) * n * n * 8
+    monkeypatch.setenv("SEMISUP_MAX_MEMORY", str(_dense_bytes(n, 1, f64, 10, 3)))
+    assert _ovr_jobs(4, n, 10, 1, f64) == 3
+    monkeypatch.setenv("SEMISUP_MAX_MEMORY", str(_dense_bytes(n, 1, f64, 10, 2) - 1))
+    assert _ovr_jobs(4, n, 10, 1, f64) == 1

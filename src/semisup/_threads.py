@@ -4,10 +4,32 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import os
 
-from threadpoolctl import threadpool_limits
+from joblib import effective_n_jobs
+from threadpoolctl import threadpool_info, threadpool_limits
 
-__all__ = ["one_blas_thread_when"]
+__all__ = ["one_blas_thread_when", "n_workers"]
+
+
+def n_workers(n_jobs=None) -> int:
+    """Workers of the library's own parallelism: ``n_jobs`` in joblib's meaning (-1: all
+    cores), or for None the size of the BLAS's thread pool (at most the cores), so that a
+    caller's ``threadpool_limits`` also limits it.
+
+    Examples
+    --------
+    >>> n_workers(1)
+    1
+    >>> from threadpoolctl import threadpool_limits
+    >>> with threadpool_limits(1, user_api="blas"):
+    ...     n_workers()
+    1
+    """
+    if n_jobs is not None:
+        return max(1, effective_n_jobs(n_jobs))
+    blas = [i["num_threads"] for i in threadpool_info() if i.get("user_api") == "blas"]
+    return max(1, min(max(blas, default=1), os.cpu_count() or 1))
 
 
 def one_blas_thread_when(small):

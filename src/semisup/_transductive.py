@@ -76,15 +76,36 @@ def warn_unreached(A, labeled, name, stacklevel=4):
     return k
 
 
-def one_vs_rest(solve, signed):
+def one_vs_rest(solve, signed, *, keep=None, n_jobs=1):
     """Run ``solve(column)`` on each one-vs-rest column of ``signed``; return the list of
     its results and the stacked scores: ``(n,)`` for one task, ``(n, T)`` for several.
 
     ``solve`` takes a ``{-1, +1}`` vector of shape ``(n,)`` and returns ``(scores,
     result)``; everything that does not depend on the labels (graph, kernel, start) is
-    built once by the caller and closed over.
+    built once by the caller and closed over. ``keep(result)``, when given, is called in
+    this process on each result in task order as soon as it is there (to move the arrays a
+    task returns into the estimator's preallocated stack, so that no more than the running
+    tasks' arrays are alive at once).
+
+    ``n_jobs`` > 1 runs the tasks in that many worker processes (joblib's loky backend,
+    whatever backend the caller has configured: threads would share one BLAS thread limit,
+    which a task sets and lifts). The tasks are independent and each worker receives the
+    same closure, so the results are those of the tasks run one after the other when
+    ``solve``'s arithmetic does not depend on the process (the callers run it under one
+    BLAS thread).
     """
-    out = [solve(signed[:, t]) for t in range(signed.shape[1])]
+    cols = [signed[:, t] for t in range(signed.shape[1])]
+    if n_jobs > 1 and len(cols) > 1:
+        from joblib import Parallel, delayed
+        runs = Parallel(n_jobs=min(n_jobs, len(cols)), backend="loky",
+                        return_as="generator")(delayed(solve)(c) for c in cols)
+    else:
+        runs = map(solve, cols)
+    out = []
+    for s, r in runs:
+        if keep is not None:
+            keep(r)
+        out.append((s, r))
     scores = [s for s, _ in out]
     return [r for _, r in out], scores[0] if len(out) == 1 else np.column_stack(scores)
 

@@ -307,6 +307,13 @@ def _fmt_bytes(n: float) -> str:
     return f"{n:.1f} TiB"
 
 
+def memory_budget(fraction: float = 0.8) -> float:
+    """Bytes an allocation may take: ``fraction`` of the available memory, or the
+    environment variable ``SEMISUP_MAX_MEMORY`` (bytes) when set."""
+    limit = os.environ.get("SEMISUP_MAX_MEMORY")
+    return float(limit) if limit else fraction * available_memory()
+
+
 def check_memory(nbytes: float, what: str, hint: str = "", fraction: float = 0.8) -> None:
     """Refuse an allocation that would not fit, with the size estimate in the message.
 
@@ -314,8 +321,7 @@ def check_memory(nbytes: float, what: str, hint: str = "", fraction: float = 0.8
     The limit can be overridden with the environment variable ``SEMISUP_MAX_MEMORY``
     (bytes), which tests use to exercise the refusal on small inputs.
     """
-    limit = os.environ.get("SEMISUP_MAX_MEMORY")
-    budget = float(limit) if limit else fraction * available_memory()
+    budget = memory_budget(fraction)
     if nbytes > budget:
         msg = (f"{what} needs about {_fmt_bytes(nbytes)} but only {_fmt_bytes(budget)} "
                "is available.")

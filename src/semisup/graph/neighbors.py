@@ -8,18 +8,16 @@ blockwise on the workers, :mod:`semisup.distributed.neighbors`).
 
 from __future__ import annotations
 
-import os
 from concurrent.futures import ThreadPoolExecutor
 from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
-from joblib import effective_n_jobs
 from sklearn.preprocessing import normalize
 from sklearn.utils._param_validation import Interval, StrOptions, validate_params
-from threadpoolctl import threadpool_info
 
 from .._optional import available, require
+from .._threads import n_workers
 from .._validation import check_finite, divide
 from ..engines import engine_for
 from .weights import symmetrize_graph
@@ -59,15 +57,6 @@ _BOUND_MIN_POINTS = 4096
 #: rows of the sample whose covariance gives the directions (any orthonormal directions
 #: give a valid bound; a sample gives good ones for the price of a small product)
 _BOUND_SAMPLE = 16384
-
-
-def _n_threads(n_jobs=None):
-    """Threads for the selection and re-ranking: ``n_jobs`` (joblib's meaning), else the
-    BLAS pool's size."""
-    if n_jobs is not None:
-        return max(1, effective_n_jobs(n_jobs))
-    blas = [i["num_threads"] for i in threadpool_info() if i.get("user_api") == "blas"]
-    return max(1, min(max(blas, default=1), os.cpu_count() or 1))
 
 
 def _map(fn, args, n_threads):
@@ -373,7 +362,7 @@ def _exact_neighbors(X, k, metric, n_jobs=None, *, block_bytes=None, margin=None
     """
     n = X.shape[0]
     budget = EXACT_BLOCK_BYTES if block_bytes is None else int(block_bytes)
-    n_threads = _n_threads(n_jobs)
+    n_threads = n_workers(n_jobs)
     Xe, sq = prepare_points(X, metric)
     d = Xe.shape[1]
     m = min(n - 1, k + (max(k, 10) if margin is None else int(margin)))
