@@ -265,7 +265,8 @@ def _run(args):
             "one, so that a run is reproducible), 10 labels per class (per "
             "task for the multi-label problem) and the accuracy on the hidden labels; the "
             "clustered classifier (supervised) on a 70/30 split. Seconds are the wall time "
-            "of `fit`; CPU is the process CPU time (both threads counted).", "",
+            "of `fit`; CPU is this process's CPU time (both threads counted; not the "
+            "worker processes' of SPORE's one-vs-rest tasks).", "",
             *([] if is_full_run(args) else
               ["*(quick run: smaller digits and multi-label problems)*", ""]),
             markdown_table(rows, ["estimator", "data", "BLAS threads", "fit s", "CPU s",
