@@ -42,7 +42,8 @@ def _dtype_for(dtype, n):
     return np.dtype(dtype).type
 
 
-#: bytes of a worker process before its task (interpreter, numpy, SciPy, the library)
+#: bytes of a worker process before its task (interpreter, numpy, SciPy, the library;
+#: scaling.md's growth record: 160-270 MiB before a fit)
 WORKER_BYTES = 250 * 2 ** 20
 
 
@@ -82,8 +83,8 @@ def _ovr_jobs(n_jobs, n, n_tasks, n_graphs, dtype):
     ``n_workers(n_jobs)`` (None: the BLAS pool's size) for several tasks on
     :data:`OVR_JOBS_MIN_N` to :data:`semisup.spore.iip.ONE_THREAD_MAX_N` vertices, as many
     as the memory holds: there every task runs under one BLAS thread, so the other cores
-    would idle and a task's result does not depend on where it runs. Otherwise 1 (above,
-    the tasks use the BLAS's threads one after the other).
+    would idle, and a worker computes what this process would (to rounding). Otherwise 1
+    (above, the tasks use the BLAS's threads one after the other).
     """
     if n_tasks < 2 or not OVR_JOBS_MIN_N <= n <= ONE_THREAD_MAX_N:
         return 1
