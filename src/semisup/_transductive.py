@@ -90,9 +90,8 @@ def one_vs_rest(solve, signed, *, keep=None, n_jobs=1):
     ``n_jobs`` > 1 runs the tasks in that many worker processes (joblib's loky backend,
     whatever backend the caller has configured: threads would share one BLAS thread limit,
     which a task sets and lifts). The tasks are independent and each worker receives the
-    same closure, so the results are those of the tasks run one after the other, to the
-    rounding that moves with the process (the alignment of its arrays; SPORE, whose tasks
-    run under one BLAS thread: 1e-12 relative or less measured, labels equal).
+    same closure, so the results are those of the tasks run one after the other (to the
+    bit for SPORE's tasks, which run under one BLAS thread in either place).
     """
     cols = [signed[:, t] for t in range(signed.shape[1])]
     if n_jobs > 1 and len(cols) > 1:

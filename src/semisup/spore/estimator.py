@@ -83,7 +83,7 @@ def _ovr_jobs(n_jobs, n, n_tasks, n_graphs, dtype):
     ``n_workers(n_jobs)`` (None: the BLAS pool's size) for several tasks on
     :data:`OVR_JOBS_MIN_N` to :data:`semisup.spore.iip.ONE_THREAD_MAX_N` vertices, as many
     as the memory holds: there every task runs under one BLAS thread, so the other cores
-    would idle, and a worker computes what this process would (to rounding). Otherwise 1
+    would idle, and a worker computes what this process would, to the bit. Otherwise 1
     (above, the tasks use the BLAS's threads one after the other).
     """
     if n_tasks < 2 or not OVR_JOBS_MIN_N <= n <= ONE_THREAD_MAX_N:
@@ -291,9 +291,9 @@ random_state :
         seeds the Lanczos start vectors of the eigensolves (``n >= 400``). ``n_jobs`` also
         runs the one-vs-rest tasks side by side in worker processes, on 500 to 2 000
         vertices where each task has one BLAS thread (None: as many as the BLAS has
-        threads, as the memory allows; :func:`_ovr_jobs`); they agree with the tasks
-        run one after the other to rounding (1e-12 relative measured), and 10 classes
-        of 1 000 digits take 56 s instead of 111 s on two cores.
+        threads, as the memory allows; :func:`_ovr_jobs`), with the results of the
+        tasks run one after the other (to the bit, for a given ``random_state``): 10
+        classes of 1 000 digits take 56 s instead of 111 s on two cores.
 
     Attributes
     ----------
