@@ -15,6 +15,7 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
+from joblib import Parallel, delayed
 from sklearn.utils.validation import _num_samples
 
 from ._validation import check_semisup_labels
@@ -95,7 +96,6 @@ def one_vs_rest(solve, signed, *, keep=None, n_jobs=1):
     """
     cols = [signed[:, t] for t in range(signed.shape[1])]
     if n_jobs > 1 and len(cols) > 1:
-        from joblib import Parallel, delayed
         runs = Parallel(n_jobs=min(n_jobs, len(cols)), backend="loky",
                         return_as="generator")(delayed(solve)(c) for c in cols)
     else:
